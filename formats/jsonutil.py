@@ -1,0 +1,52 @@
+"""JSON helpers shared by the JSON-based formats (functions, not a base class)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from formats.errors import MalformedMessage, SourcePosition
+
+
+def load_object(fmt: str, value: bytes | None, position: SourcePosition | None) -> dict[str, Any]:
+    """Parse ``value`` as one JSON object, or raise ``MalformedMessage`` saying why not."""
+    if value is None:
+        raise MalformedMessage(fmt, position, "the message has no value (null)")
+    try:
+        root = orjson.loads(value)
+    except orjson.JSONDecodeError as exc:
+        raise MalformedMessage(
+            fmt, position, f"not valid JSON ({exc}); starts with {_preview(value)}"
+        ) from None
+    if not isinstance(root, dict):
+        raise MalformedMessage(fmt, position, f"expected a JSON object, got {type(root).__name__}")
+    return root
+
+
+def require(fmt: str, root: dict[str, Any], key: str, kind: type, position: SourcePosition | None) -> Any:
+    """``root[key]``, which must be present, non-null and of ``kind``."""
+    value = root.get(key)
+    if value is None:
+        raise MalformedMessage(fmt, position, f"field '{key}' is missing or null")
+    if not isinstance(value, kind):
+        raise MalformedMessage(
+            fmt, position, f"field '{key}' must be a {kind.__name__}, got {type(value).__name__}"
+        )
+    return value
+
+
+def optional(fmt: str, root: dict[str, Any], key: str, kind: type, position: SourcePosition | None) -> Any:
+    """``root[key]`` or ``None``; when present it must be of ``kind``."""
+    value = root.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise MalformedMessage(
+            fmt, position, f"field '{key}' must be a {kind.__name__}, got {type(value).__name__}"
+        )
+    return value
+
+
+def _preview(value: bytes, limit: int = 80) -> str:
+    """A short, printable head of a bad message for error texts (never the whole payload)."""
+    head = value[:limit].decode("utf-8", errors="replace")
+    return repr(head + ("…" if len(value) > limit else ""))

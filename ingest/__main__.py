@@ -1,0 +1,7 @@
+"""``python -m ingest`` is the ``lakecdc`` command."""
+
+import sys
+
+from ingest.cli import main
+
+sys.exit(main())

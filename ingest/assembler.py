@@ -1,0 +1,188 @@
+"""Kafka messages to chunk rows: parse, route, type-map, and cut into chunks (executor side).
+
+Runs inside the Kafka source's ``read()``, so messages are parsed where they are fetched and
+only chunks (a few large binary values) cross into the JVM.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from formats import get_parser
+from formats.errors import MalformedMessage, SourcePosition
+from formats.events import DataChangeEvent, MessageContext, SourceSchema
+from ingest.routing import TableRouter
+from schema_evolution.conversion import ConversionNotes
+from schema_evolution.mysql_types import UnsupportedSourceType
+from schema_evolution.type_mapping import parse_type_mapping
+from sinks.chunks import CHUNK_SCHEMA, DEFAULT_CHUNK_ROWS, ChunkBuilder, record_schema, serialize_batch
+from sinks.layout import RecordSchema
+
+
+@dataclass(frozen=True)
+class ParseSpec:
+    """How to turn a topic's messages into chunks; pickled into every read task."""
+
+    format: str
+    router: TableRouter
+    primary_keys: tuple[str, ...] = ()
+    type_mapping: str = ""
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+
+
+@dataclass
+class ChunkAssembler:
+    """Assembles the messages of one Kafka partition range into chunk rows, in offset order."""
+
+    spec: ParseSpec
+    topic: str
+    partition: int
+    notes: ConversionNotes = field(default_factory=ConversionNotes)
+    messages: int = 0
+    events: int = 0
+
+    def __post_init__(self) -> None:
+        self._parse = get_parser(self.spec.format)
+        self._modes = parse_type_mapping(self.spec.type_mapping)
+        self._builders: dict[str, ChunkBuilder] = {}
+        self._events: dict[str, int] = {}
+        self._ready: list[dict[str, Any]] = []
+        self._seq = 0
+        self._record_schemas: dict[tuple[SourceSchema, str], RecordSchema] = {}
+
+    def add(self, value: bytes | None, key: bytes | None, offset: int, timestamp_ms: int | None) -> None:
+        self.messages += 1
+        position = SourcePosition(self.topic, self.partition, offset)
+        events = self._parse(value, key, MessageContext(position, timestamp_ms))
+        for event in events:
+            target = self.spec.router.route(event.database, event.table)
+            if target is None:
+                continue
+            if not isinstance(event, DataChangeEvent):
+                self._ddl(target, event.ddl, offset)
+                continue
+            builder = self._builders.get(target)
+            if builder is None or (builder.source is not event.schema and builder.source != event.schema):
+                if builder is not None:
+                    self._flush(target)
+                builder = self._new_builder(target, event, position)
+            builder.add(event, offset)
+            self._events[target] = self._events.get(target, 0) + 1
+            self.events += 1
+            if len(builder) >= self.spec.chunk_rows:
+                self._flush(target)
+
+    def take(self) -> pa.RecordBatch | None:
+        """Chunk rows completed so far, as one Arrow batch (None when there are none)."""
+        if not self._ready:
+            return None
+        rows, self._ready = self._ready, []
+        return pa.RecordBatch.from_pylist(rows, schema=CHUNK_SCHEMA)
+
+    def finish(self) -> pa.RecordBatch | None:
+        for target in list(self._builders):
+            self._flush(target)
+        return self.take()
+
+    def _new_builder(self, target: str, event: DataChangeEvent, position: SourcePosition) -> ChunkBuilder:
+        source_table = f"{event.database}.{event.table}"
+        key = (event.schema, source_table)
+        schema = self._record_schemas.get(key)
+        if schema is None:
+            try:
+                schema = record_schema(event.schema, source_table, self._modes, self.spec.primary_keys)
+            except UnsupportedSourceType as exc:
+                raise MalformedMessage(self.spec.format, position, f"table '{source_table}': {exc}") from None
+            self._record_schemas[key] = schema
+        builder = ChunkBuilder(target, event.schema, schema, self.spec.format, self.topic, self.partition)
+        self._builders[target] = builder
+        return builder
+
+    def _flush(self, target: str) -> None:
+        builder = self._builders.pop(target)
+        if not len(builder):
+            return
+        batch = builder.to_batch(self.notes)
+        self._ready.append(
+            self._row(
+                target,
+                builder.offsets[0],
+                builder.offsets[-1],
+                builder.schema.to_json(),
+                batch.num_rows,
+                serialize_batch(batch),
+                None,
+                self._events.pop(target, 0),
+            )
+        )
+
+    def _ddl(self, target: str, ddl: str, offset: int) -> None:
+        # A DDL statement closes the table's open chunk, so rows before and after it never share one.
+        if target in self._builders:
+            self._flush(target)
+        self._ready.append(self._row(target, offset, offset, None, 0, None, ddl, 0))
+
+    def _row(
+        self,
+        table: str,
+        first: int,
+        last: int,
+        schema: str | None,
+        rows: int,
+        data: bytes | None,
+        ddl: str | None,
+        events: int,
+    ) -> dict[str, Any]:
+        self._seq += 1
+        return {
+            "table": table,
+            "topic": self.topic,
+            "kafka_partition": self.partition,
+            "first_offset": first,
+            "last_offset": last,
+            "seq": self._seq,
+            "schema": schema,
+            "rows": rows,
+            "events": events,
+            "data": data,
+            "ddl": ddl,
+        }
+
+
+class GcPaused:
+    """Keep the cyclic garbage collector out of the hot parse loop: parsed messages are short-lived
+    acyclic dicts, and full collections over hundreds of thousands of them cost more than parsing
+    (shared/DESIGN.md). Collection resumes, and runs once, on exit."""
+
+    def __enter__(self) -> None:
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._was_enabled:
+            gc.enable()
+
+
+def assemble(
+    spec: ParseSpec,
+    topic: str,
+    partition: int,
+    messages: Iterator[tuple[bytes | None, bytes | None, int, int | None]],
+) -> Iterator[pa.RecordBatch]:
+    """Chunk-row batches for ``(value, key, offset, timestamp_ms)`` messages of one partition."""
+    assembler = ChunkAssembler(spec, topic, partition)
+    with GcPaused():
+        for value, key, offset, ts in messages:
+            assembler.add(value, key, offset, ts)
+            if assembler._ready:
+                batch = assembler.take()
+                if batch is not None:
+                    yield batch
+        last = assembler.finish()
+    if last is not None:
+        yield last

@@ -1,0 +1,184 @@
+"""``lakecdc``: the command line, argument-compatible with Apache Paimon's CDC actions.
+
+A Paimon script such as ``flink run paimon-flink-action.jar kafka_sync_database --warehouse …``
+runs by replacing the launcher with ``lakecdc kafka-sync-database --warehouse …``: actions and
+options are accepted with ``_`` or ``-`` (``--primary_keys`` and ``--primary-keys``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+SYNC_ACTIONS = ("kafka-sync-table", "kafka-sync-database")
+PLANNED_ACTIONS = {
+    "mysql-sync-table": "the MySQL source",
+    "mysql-sync-database": "the MySQL source",
+    "compact": "table maintenance",
+    "expire-snapshots": "table maintenance",
+    "create-tag": "table maintenance",
+    "delete-tag": "table maintenance",
+    "rollback-to": "table maintenance",
+}
+
+
+def _opt(parser: argparse.ArgumentParser, name: str, **kw: Any) -> None:
+    """Add ``--a-b`` with its ``--a_b`` spelling."""
+    spellings = [f"--{name}"]
+    if "-" in name:
+        spellings.append(f"--{name.replace('-', '_')}")
+    parser.add_argument(*spellings, dest=name.replace("-", "_"), **kw)
+
+
+def _kv(values: list[str] | None, option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"lakecdc: error: --{option} expects key=value, got '{item}'")
+        out[key.strip()] = value
+    return out
+
+
+def _csv(value: str | None) -> tuple[str, ...]:
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lakecdc",
+        description="Stream CDC changes into Apache Paimon tables with Spark Structured Streaming, exactly once.",
+    )
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    for action in SYNC_ACTIONS:
+        p = sub.add_parser(action, help=f"Paimon's {action.replace('-', '_')} action on Spark")
+        _opt(p, "warehouse", required=True, help="Paimon warehouse path or URI")
+        _opt(p, "database", required=True, help="target Paimon database")
+        if action == "kafka-sync-table":
+            _opt(p, "table", required=True, help="target Paimon table")
+        else:
+            _opt(p, "table-prefix", default="", help="prefix for created table names")
+            _opt(p, "table-suffix", default="", help="suffix for created table names")
+            _opt(p, "including-tables", default=".*", help="regex of source tables to sync")
+            _opt(p, "excluding-tables", default=None, help="regex of source tables to skip")
+            _opt(p, "ignore-incompatible", action="store_true", help="skip tables whose schema cannot evolve")
+            for planned in ("including-dbs", "excluding-dbs", "table-prefix-db", "table-suffix-db", "table-mapping"):
+                _opt(p, planned, default=None, help=argparse.SUPPRESS)
+            _opt(p, "multiple-table-partition-keys", action="append", default=None, help=argparse.SUPPRESS)
+        _opt(p, "partition-keys", default=None, help="comma-separated partition keys")
+        _opt(p, "primary-keys", default=None, help="comma-separated primary keys (default: the source's)")
+        _opt(p, "type-mapping", default="", help="comma-separated type mapping options")
+        _opt(p, "computed-column", action="append", default=None, help="name=expr (not yet supported)")
+        _opt(p, "metadata-column", action="append", default=None, help="metadata column (not yet supported)")
+        _opt(p, "metadata-column-prefix", default=None, help=argparse.SUPPRESS)
+        _opt(p, "kafka-conf", action="append", help="Kafka source option key=value (repeatable)")
+        _opt(p, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
+        _opt(p, "table-conf", action="append", help="Paimon table option key=value (repeatable)")
+        _opt(p, "checkpoint", default=None, help="checkpoint directory (default: under the warehouse)")
+        _opt(p, "trigger-interval", default=None, help="micro-batch interval, e.g. 10s (default 10 seconds)")
+        _opt(p, "max-offsets-per-trigger", type=int, default=None, help="messages per micro-batch at most")
+        _opt(p, "available-now", action="store_true", help="process what is in Kafka now, then stop")
+        _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
+    for action, what in PLANNED_ACTIONS.items():
+        sub.add_parser(action, help=f"not yet supported ({what})", add_help=False)
+    return parser
+
+
+def _normalise_argv(argv: Sequence[str]) -> list[str]:
+    out = list(argv)
+    if out and not out[0].startswith("-"):
+        out[0] = out[0].replace("_", "-")
+    return out
+
+
+def settings_from_args(args: argparse.Namespace) -> Any:
+    from ingest.settings import SyncSettings
+
+    planned = {
+        "including_dbs": "--including-dbs",
+        "excluding_dbs": "--excluding-dbs",
+        "table_prefix_db": "--table-prefix-db",
+        "table_suffix_db": "--table-suffix-db",
+        "table_mapping": "--table-mapping",
+        "multiple_table_partition_keys": "--multiple-table-partition-keys",
+        "metadata_column_prefix": "--metadata-column-prefix",
+    }
+    for dest, flag in planned.items():
+        if getattr(args, dest, None):
+            raise ValueError(f"{flag} is not yet supported by lakecdc (planned; see README)")
+    values: dict[str, Any] = {
+        "action": args.action,
+        "warehouse": args.warehouse,
+        "database": args.database,
+        "partition_keys": _csv(args.partition_keys),
+        "primary_keys": _csv(args.primary_keys),
+        "type_mapping": args.type_mapping or "",
+        "computed_columns": tuple(args.computed_column or ()),
+        "metadata_columns": tuple(args.metadata_column or ()),
+        "kafka_conf": _kv(args.kafka_conf, "kafka-conf"),
+        "catalog_conf": _kv(args.catalog_conf, "catalog-conf"),
+        "table_conf": _kv(args.table_conf, "table-conf"),
+        "spark_conf": _kv(args.spark_conf, "spark-conf"),
+        "available_now": args.available_now,
+    }
+    if args.action == "kafka-sync-table":
+        values["table"] = args.table
+    else:
+        values.update(
+            table_prefix=args.table_prefix,
+            table_suffix=args.table_suffix,
+            including_tables=args.including_tables,
+            excluding_tables=args.excluding_tables,
+            ignore_incompatible=args.ignore_incompatible,
+        )
+    for name in ("checkpoint", "trigger_interval", "max_offsets_per_trigger"):
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
+    return SyncSettings(**values)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from ingest import logs
+
+    logs.configure()
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(_normalise_argv(sys.argv[1:] if argv is None else argv))
+    if unknown and args.action not in PLANNED_ACTIONS:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.action is None:
+        parser.print_help()
+        return 2
+    if args.action in PLANNED_ACTIONS:
+        what = PLANNED_ACTIONS[args.action]
+        print(f"lakecdc: error: '{args.action}' is not yet supported ({what} is planned; see README)", file=sys.stderr)
+        return 2
+    try:
+        settings = settings_from_args(args)
+    except ValidationError as exc:
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"])
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            print(f"lakecdc: error: {where + ': ' if where else ''}{msg}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        return 2
+
+    from ingest.job import JobFailed, run
+
+    try:
+        result = run(settings)
+    except JobFailed as exc:
+        print(f"lakecdc: job failed: {exc}", file=sys.stderr)
+        return 1
+    s = result.stats
+    print(
+        f"lakecdc: {s.events} change events ({s.rows} rows with -U/+U pairs) in {s.batches} micro-batches, "
+        f"{result.seconds:.1f} s, {result.events_per_second:,.0f} events/s; "
+        f"{s.commits} commits, {s.skipped_commits} replayed commits skipped"
+    )
+    return 0

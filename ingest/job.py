@@ -1,0 +1,192 @@
+"""Wires a sync job: Spark session, the Kafka source, the micro-batch processor, the query."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from formats.errors import LakeCdcError
+from ingest.assembler import ParseSpec
+from ingest.kafka_source import KafkaCdcDataSource, KafkaSourceSpec
+from ingest.micro_batch import BatchStats, MicroBatchProcessor
+from ingest.routing import TableRouter
+from ingest.settings import SyncSettings
+from schema_evolution.type_mapping import parse_type_mapping
+from sinks.catalog import Catalog
+from sinks.tables import TablePolicy, TablePreparer
+
+log = structlog.get_logger(__name__)
+
+COMMIT_USER_FILE = "lakecdc-commit-user"
+
+
+class JobFailed(LakeCdcError):
+    """The streaming query stopped with an error; the message is the root cause."""
+
+
+@dataclass
+class JobResult:
+    stats: BatchStats
+    seconds: float
+
+    @property
+    def events_per_second(self) -> float:
+        return self.stats.events / self.seconds if self.seconds > 0 else 0.0
+
+
+def default_checkpoint(settings: SyncSettings) -> str:
+    return os.path.join(settings.warehouse, "_lakecdc", "checkpoints", settings.job_name)
+
+
+def commit_user(checkpoint: str) -> str:
+    """The job's stable Paimon commit user, kept beside Spark's checkpoint.
+
+    Exactly-once depends on it: Paimon skips commit identifiers (batch ids) that this user has
+    already committed, so a new user would re-commit replayed batches.
+    """
+    path = Path(checkpoint) / COMMIT_USER_FILE
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    user = f"lakecdc-{uuid.uuid4()}"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(user)
+    tmp.replace(path)
+    return user
+
+
+def spark_session(settings: SyncSettings) -> Any:
+    # Python workers must run the interpreter that runs lakecdc (it has the dependencies).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    conf = dict(settings.spark_conf)
+    builder = SparkSession.builder.appName(f"lakecdc {settings.job_name}")
+    if "spark.master" not in conf and not os.environ.get("SPARK_HOME_SUBMITTED"):
+        conf.setdefault("spark.master", os.environ.get("LAKECDC_SPARK_MASTER", "local[*]"))
+    if conf.get("spark.master", "").startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        conf.setdefault("spark.driver.host", "127.0.0.1")
+        conf.setdefault("spark.driver.bindAddress", "127.0.0.1")
+        conf.setdefault("spark.ui.enabled", "false")
+    conf.setdefault("spark.sql.shuffle.partitions", str(max(os.cpu_count() or 2, 2)))
+    conf.setdefault("spark.ui.showConsoleProgress", "false")
+    conf.setdefault("spark.sql.streaming.stopGracefullyOnShutdown", "true")
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("LAKECDC_SPARK_LOG_LEVEL", "WARN"))
+    spark.dataSource.register(KafkaCdcDataSource)
+    return spark
+
+
+def source_spec(settings: SyncSettings, parallelism: int) -> KafkaSourceSpec:
+    database_sync = settings.action == "kafka-sync-database"
+    router = TableRouter(
+        database=settings.database,
+        table=None if database_sync else settings.table,
+        prefix=settings.table_prefix if database_sync else "",
+        suffix=settings.table_suffix if database_sync else "",
+        including=settings.including_tables if database_sync else ".*",
+        excluding=settings.excluding_tables if database_sync else None,
+    )
+    ts = settings.kafka_conf.get("scan.startup.timestamp-millis")
+    return KafkaSourceSpec(
+        topics=settings.topics,
+        topic_pattern=settings.kafka_conf.get("topic-pattern"),
+        startup_mode=settings.startup_mode,
+        startup_timestamp_millis=int(ts) if ts else None,
+        startup_specific_offsets=settings.kafka_conf.get("scan.startup.specific-offsets"),
+        parse=ParseSpec(
+            format=settings.kafka_conf["value.format"],
+            router=router,
+            primary_keys=settings.primary_keys,
+            type_mapping=settings.type_mapping,
+        ),
+        min_partitions=parallelism,
+    )
+
+
+def run(settings: SyncSettings) -> JobResult:
+    """Run the sync job until it is stopped (or, with ``available_now``, until Kafka is drained)."""
+    checkpoint = settings.checkpoint or default_checkpoint(settings)
+    user = commit_user(checkpoint)
+    catalog = Catalog(settings.warehouse, settings.catalog_conf)
+    catalog.ensure_database(settings.database)
+    preparer = TablePreparer(
+        catalog,
+        TablePolicy(
+            primary_keys=settings.primary_keys,
+            partition_keys=settings.partition_keys,
+            table_conf=settings.table_conf,
+            modes=parse_type_mapping(settings.type_mapping),
+            ignore_incompatible=settings.ignore_incompatible and settings.action == "kafka-sync-database",
+        ),
+    )
+    spark = spark_session(settings)
+    parallelism = spark.sparkContext.defaultParallelism
+    processor = MicroBatchProcessor(settings.warehouse, settings.catalog_conf, user, preparer, parallelism)
+
+    reader = spark.readStream.format("lakecdc-kafka").option(
+        "lakecdc.spec", source_spec(settings, parallelism).to_json()
+    )
+    for k, v in settings.librdkafka_properties.items():
+        reader = reader.option(f"kafka.{k}", v)
+    if settings.max_offsets_per_trigger:
+        reader = reader.option("lakecdc.maxRows", str(settings.max_offsets_per_trigger))
+    writer = (
+        reader.load()
+        .writeStream.foreachBatch(processor)
+        .option("checkpointLocation", os.path.join(checkpoint, "spark"))
+        .queryName(settings.job_name)
+    )
+    writer = (
+        writer.trigger(availableNow=True)
+        if settings.available_now
+        else writer.trigger(processingTime=settings.trigger_interval)
+    )
+    log.info(
+        "job starting",
+        job=settings.job_name,
+        warehouse=settings.warehouse,
+        checkpoint=checkpoint,
+        commit_user=user,
+        available_now=settings.available_now,
+    )
+    started = time.monotonic()
+    query = writer.start()
+    try:
+        query.awaitTermination()
+    except Exception as exc:
+        raise JobFailed(root_cause(exc)) from None
+    except KeyboardInterrupt:
+        log.info("stopping on interrupt")
+        query.stop()
+    finally:
+        elapsed = time.monotonic() - started
+    return JobResult(processor.stats, elapsed)
+
+
+_OUR_ERROR = re.compile(
+    r"((?:[a-z_]+\.)*(?:MalformedMessage|UnsupportedChange|IncompatibleTypeChange|TableDefinitionError|"
+    r"KafkaSourceError|TransientError|LakeCdcError)): (.+)"
+)
+
+
+def root_cause(exc: BaseException) -> str:
+    """The first lakecdc error in a Spark exception's text (which embeds Python tracebacks)."""
+    text = str(exc)
+    m = _OUR_ERROR.search(text)
+    if m is not None:
+        return f"{m.group(1).rsplit('.', 1)[-1]}: {m.group(2).strip()}"
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__

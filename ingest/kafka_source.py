@@ -1,0 +1,411 @@
+"""A Spark streaming data source over Kafka, built on confluent-kafka (PySpark Python data source API).
+
+    spark.readStream.format("lakecdc-kafka")
+        .option("kafka.bootstrap.servers", "127.0.0.1:9092")
+        .option("lakecdc.spec", KafkaSourceSpec(...).to_json()).load()
+
+Offsets are ``{"topic": {"partition": next_offset}}`` and live in the Spark checkpoint; Spark
+plans each micro-batch as one input partition per Kafka partition range (long ranges are split so
+every core has work), and replays exactly the same ranges after a failure. With a ``ParseSpec``
+the reader parses messages where it fetches them and emits chunk rows (``sinks.chunks``);
+without one it emits raw messages.
+
+librdkafka properties are passed as separate ``kafka.<property>`` options so that Spark's option
+redaction hides secrets (``sasl.password``, ``ssl.key.password``) in plans and the UI.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import structlog
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import StructType
+
+from formats.errors import LakeCdcError, TransientError
+from ingest import logs
+from ingest.assembler import ParseSpec, assemble
+from ingest.routing import TableRouter
+from sinks.chunks import CHUNK_DDL
+
+log = structlog.get_logger(__name__)
+
+RAW_DDL = (
+    "topic string, partition int, offset bigint, timestamp timestamp, timestamp_type int, key binary, value binary"
+)
+RAW_SCHEMA = pa.schema(
+    [
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", pa.timestamp("ms", tz="UTC")),
+        pa.field("timestamp_type", pa.int32()),
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+    ]
+)
+
+STARTUP_MODES = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
+_MIN_SPLIT = 20_000  # messages: smaller splits cost more in task overhead than they win in parallelism
+_FETCH = 10_000
+
+
+class KafkaSourceError(LakeCdcError):
+    """A Kafka-side problem that retrying will not fix (offsets gone, bad options)."""
+
+
+@dataclass(frozen=True)
+class KafkaSourceSpec:
+    """Everything the reader needs besides librdkafka properties (which travel as options)."""
+
+    topics: tuple[str, ...] = ()
+    topic_pattern: str | None = None
+    startup_mode: str = "earliest-offset"
+    startup_timestamp_millis: int | None = None
+    startup_specific_offsets: str | None = None
+    parse: ParseSpec | None = None
+    min_partitions: int = 2
+    poll_timeout_s: float = 120.0
+    commit_offsets_to_group: bool = True
+
+    def to_json(self) -> str:
+        return orjson.dumps(asdict(self)).decode()
+
+    @staticmethod
+    def from_json(text: str) -> KafkaSourceSpec:
+        d = orjson.loads(text)
+        parse = d.pop("parse")
+        if parse is not None:
+            parse["router"] = TableRouter(**parse["router"])
+            parse["primary_keys"] = tuple(parse["primary_keys"])
+            parse = ParseSpec(**parse)
+        d["topics"] = tuple(d["topics"])
+        return KafkaSourceSpec(parse=parse, **d)
+
+
+@dataclass(frozen=True)
+class KafkaRange(InputPartition):
+    """Offsets ``[start, end)`` of one Kafka partition."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+    value: Any = field(default=None, compare=False)
+
+
+def kafka_properties(options: Mapping[str, str]) -> dict[str, str]:
+    return {k[len("kafka.") :]: v for k, v in options.items() if k.startswith("kafka.")}
+
+
+class KafkaCdcDataSource(DataSource):
+    """``format("lakecdc-kafka")``: Kafka as a Spark streaming source."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "lakecdc-kafka"
+
+    def _spec(self) -> KafkaSourceSpec:
+        return KafkaSourceSpec.from_json(self.options.get("lakecdc.spec", "{}"))
+
+    def schema(self) -> str:
+        return CHUNK_DDL if self._spec().parse is not None else RAW_DDL
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        options = dict(self.options)
+        # Spark hands options over with lower-cased keys.
+        max_rows = int(options.get("lakecdc.maxrows", options.get("lakecdc.maxRows", 0)) or 0)
+        return KafkaStreamReader(self._spec(), kafka_properties(options), max_rows)
+
+
+Offsets = dict[str, dict[str, int]]
+
+
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, spec: KafkaSourceSpec, properties: dict[str, str], max_rows: int) -> None:
+        self.spec = spec
+        self.properties = properties
+        self.max_rows = max_rows
+        self._meta: Any = None
+        self._target: Offsets | None = None
+
+    # The metadata consumer lives on the driver only; executors get the reader without it.
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_meta"] = None
+        return state
+
+    def _consumer(self) -> Any:
+        if self._meta is None:
+            from confluent_kafka import Consumer
+
+            props = {**self.properties, "enable.auto.commit": False}
+            props.setdefault("group.id", "lakecdc-metadata")
+            self._meta = Consumer(props)
+        return self._meta
+
+    def _topic_partitions(self) -> dict[str, list[int]]:
+        md = self._consumer().list_topics(timeout=30)
+        names = set(self.spec.topics)
+        if self.spec.topic_pattern:
+            pattern = re.compile(self.spec.topic_pattern)
+            names |= {t for t in md.topics if pattern.fullmatch(t) and not t.startswith("__")}
+        out: dict[str, list[int]] = {}
+        for topic in sorted(names):
+            meta = md.topics.get(topic)
+            if meta is None or meta.error is not None:
+                if self.spec.topics and topic in self.spec.topics:
+                    raise KafkaSourceError(
+                        f"Kafka topic '{topic}' does not exist or cannot be read "
+                        f"({meta.error if meta is not None else 'not in metadata'}); "
+                        "create it or fix --kafka-conf topic"
+                    )
+                continue
+            out[topic] = sorted(meta.partitions)
+        return out
+
+    def _watermarks(self, topic: str, partition: int) -> tuple[int, int]:
+        from confluent_kafka import TopicPartition
+
+        low, high = self._consumer().get_watermark_offsets(TopicPartition(topic, partition), timeout=30, cached=False)
+        return int(low), int(high)
+
+    def _latest(self) -> Offsets:
+        return {
+            topic: {str(p): self._watermarks(topic, p)[1] for p in parts}
+            for topic, parts in self._topic_partitions().items()
+        }
+
+    def initialOffset(self) -> dict:
+        from confluent_kafka import TopicPartition
+
+        mode = self.spec.startup_mode
+        parts = self._topic_partitions()
+        offsets: Offsets = {}
+        for topic, plist in parts.items():
+            offsets[topic] = {}
+            for p in plist:
+                low, high = self._watermarks(topic, p)
+                offsets[topic][str(p)] = high if mode == "latest-offset" else low
+        if mode == "group-offsets":
+            group = self.properties.get("group.id")
+            reset_latest = self.properties.get("auto.offset.reset", "earliest") in (
+                "latest",
+                "largest",
+                "end",
+            )
+            tps = [TopicPartition(t, p) for t, plist in parts.items() for p in plist]
+            if group and tps:
+                for tp in self._consumer().committed(tps, timeout=30):
+                    if tp.offset >= 0:
+                        offsets[tp.topic][str(tp.partition)] = tp.offset
+                    elif reset_latest:
+                        offsets[tp.topic][str(tp.partition)] = self._watermarks(tp.topic, tp.partition)[1]
+        elif mode == "timestamp":
+            ts = self.spec.startup_timestamp_millis
+            tps = [TopicPartition(t, p, ts) for t, plist in parts.items() for p in plist]
+            for tp in self._consumer().offsets_for_times(tps, timeout=30):
+                # -1: no message at or after the timestamp: start at the end.
+                offsets[tp.topic][str(tp.partition)] = (
+                    tp.offset if tp.offset >= 0 else self._watermarks(tp.topic, tp.partition)[1]
+                )
+        elif mode == "specific-offsets":
+            specific = parse_specific_offsets(self.spec.startup_specific_offsets or "")
+            if len(parts) != 1:
+                raise KafkaSourceError("scan.startup.specific-offsets needs exactly one topic")
+            (topic,) = parts
+            for p, off in specific.items():
+                offsets[topic][str(p)] = off
+        log.info("initial offsets", mode=mode, offsets=offsets)
+        return offsets
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return ReadMaxRows(self.max_rows) if self.max_rows > 0 else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = self._latest()
+        log.info("available-now target", offsets=self._target)
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        latest = self._target if self._target is not None else self._latest()
+        end: Offsets = {t: dict(ps) for t, ps in start.items()}
+        available: dict[tuple[str, str], tuple[int, int]] = {}
+        for topic, parts in latest.items():
+            for p, high in parts.items():
+                if p not in end.get(topic, {}):
+                    # A partition seen for the first time joins at its earliest offset; its data is
+                    # read from the next micro-batch on (as Spark's own Kafka source does).
+                    end.setdefault(topic, {})[p] = self._watermarks(topic, int(p))[0]
+                    continue
+                s = int(start[topic][p])
+                if high > s:
+                    available[(topic, p)] = (s, high)
+        budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        total = sum(h - s for s, h in available.values())
+        for (topic, p), (s, h) in available.items():
+            n = h - s
+            if budget is not None and total > budget:
+                n = max(1, math.floor(n * budget / total))
+            end[topic][p] = s + n
+        return end
+
+    def reportLatestOffset(self) -> dict | None:
+        return None
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        ranges: list[tuple[str, int, int, int]] = []
+        for topic, parts in end.items():
+            for p, e in parts.items():
+                s = int(start.get(topic, {}).get(p, e))
+                if e > s:
+                    ranges.append((topic, int(p), s, int(e)))
+        total = sum(e - s for _, _, s, e in ranges)
+        split = max(_MIN_SPLIT, math.ceil(total / max(self.spec.min_partitions, 1))) if total else 1
+        out: list[InputPartition] = []
+        for topic, p, s, e in ranges:
+            cur = s
+            while cur < e:
+                nxt = e if e - cur < split * 1.5 else cur + split
+                out.append(KafkaRange(topic, p, cur, nxt))
+                cur = nxt
+        return out
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, KafkaRange)
+        logs.configure_once()
+        messages = fetch_range(self.properties, partition, self.spec.poll_timeout_s)
+        if self.spec.parse is None:
+            yield from _raw_batches(partition, messages)
+        else:
+            yield from assemble(
+                self.spec.parse,
+                partition.topic,
+                partition.partition,
+                ((v, k, off, ts) for v, k, off, ts, _ in messages),
+            )
+
+    def commit(self, end: dict) -> None:
+        # Offsets live in the checkpoint; committing them to the consumer group too lets Kafka
+        # tooling show the job's lag (as Flink's Kafka source does on checkpoints).
+        group = self.properties.get("group.id")
+        if not (group and self.spec.commit_offsets_to_group):
+            return
+        from confluent_kafka import TopicPartition
+
+        tps = [TopicPartition(t, int(p), int(o)) for t, ps in end.items() for p, o in ps.items()]
+        if tps:
+            try:
+                self._consumer().commit(offsets=tps, asynchronous=False)
+            except Exception as exc:  # monitoring only: never fail the job for it
+                log.warning("could not commit offsets to the consumer group", group=group, error=str(exc))
+
+    def stop(self) -> None:
+        if self._meta is not None:
+            self._meta.close()
+            self._meta = None
+
+
+def parse_specific_offsets(text: str) -> dict[int, int]:
+    """Flink's ``partition:0,offset:42;partition:1,offset:300``."""
+    out: dict[int, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        m = re.fullmatch(r"partition:(\d+),offset:(\d+)", part.replace(" ", ""))
+        if m is None:
+            raise ValueError(f"scan.startup.specific-offsets: cannot read '{part}' (expected partition:N,offset:M;...)")
+        out[int(m.group(1))] = int(m.group(2))
+    return out
+
+
+def fetch_range(
+    properties: Mapping[str, str], r: KafkaRange, poll_timeout_s: float
+) -> Iterator[tuple[bytes | None, bytes | None, int, int | None, int]]:
+    """Messages ``[r.start, r.end)`` of one partition as ``(value, key, offset, ts_ms, ts_type)``."""
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+    props: dict[str, Any] = {**properties, "enable.auto.commit": False, "enable.partition.eof": False}
+    props.setdefault("group.id", "lakecdc-reader")
+    # An offset that is no longer in Kafka (retention) must stop the job, never be skipped silently.
+    props["auto.offset.reset"] = "error"
+    consumer = Consumer(props)
+    try:
+        tp = TopicPartition(r.topic, r.partition, r.start)
+        consumer.assign([tp])
+        nxt = r.start
+        deadline = time.monotonic() + poll_timeout_s
+        while nxt < r.end:
+            msgs = consumer.consume(num_messages=min(_FETCH, r.end - nxt), timeout=1.0)
+            if not msgs:
+                position = consumer.position([TopicPartition(r.topic, r.partition)])[0].offset
+                if position >= r.end:  # the rest were transaction markers or compacted away
+                    break
+                if time.monotonic() > deadline:
+                    raise TransientError(
+                        f"Kafka topic '{r.topic}', partition {r.partition}: offsets {nxt}..{r.end - 1} "
+                        f"could not be fetched within {poll_timeout_s:.0f} s; is the broker reachable?"
+                    )
+                continue
+            deadline = time.monotonic() + poll_timeout_s
+            for m in msgs:
+                err = m.error()
+                if err is not None:
+                    if err.code() == KafkaError._AUTO_OFFSET_RESET or err.code() == KafkaError.OFFSET_OUT_OF_RANGE:
+                        raise KafkaSourceError(
+                            f"Kafka topic '{r.topic}', partition {r.partition}: offset {nxt} is no longer "
+                            f"available (deleted by retention?). Changes were lost upstream; restart with a new "
+                            f"checkpoint and a fresh snapshot of the source."
+                        )
+                    if err.fatal() or not err.retriable():
+                        raise KafkaSourceError(f"Kafka topic '{r.topic}', partition {r.partition}: {err}")
+                    raise TransientError(f"Kafka topic '{r.topic}', partition {r.partition}: {err}")
+                off = m.offset()
+                if off >= r.end:
+                    nxt = r.end
+                    break
+                ts_type, ts = m.timestamp()
+                yield m.value(), m.key(), off, (ts if ts_type else None), ts_type
+                nxt = off + 1
+    finally:
+        consumer.close()
+
+
+def _raw_batches(
+    r: KafkaRange, messages: Iterator[tuple[bytes | None, bytes | None, int, int | None, int]]
+) -> Iterator[pa.RecordBatch]:
+    rows: list[tuple[Any, ...]] = []
+    for m in messages:
+        rows.append(m)
+        if len(rows) >= _FETCH:
+            yield _raw_batch(r, rows)
+            rows = []
+    if rows:
+        yield _raw_batch(r, rows)
+
+
+def _raw_batch(r: KafkaRange, rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
+    values, keys, offsets, ts, ts_types = zip(*rows, strict=True)
+    n = len(rows)
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array([r.topic] * n, pa.string()),
+            pa.array([r.partition] * n, pa.int32()),
+            pa.array(offsets, pa.int64()),
+            pa.array(ts, pa.timestamp("ms", tz="UTC")),
+            pa.array(ts_types, pa.int32()),
+            pa.array(keys, pa.binary()),
+            pa.array(values, pa.binary()),
+        ],
+        schema=RAW_SCHEMA,
+    )

@@ -1,0 +1,158 @@
+"""Job configuration: one typed, frozen model, filled from the command line and ``LAKECDC_*``
+environment variables (command line first), validated before Spark starts."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from formats import get_parser
+from schema_evolution.type_mapping import parse_type_mapping
+from sinks.options import validate_table_options
+
+Action = Literal["kafka-sync-table", "kafka-sync-database"]
+
+# --kafka-conf keys (Paimon's names) that lakecdc reads; ``properties.*`` go to librdkafka.
+KAFKA_CONF_KEYS = {
+    "topic": "topic name(s), ';'-separated",
+    "topic-pattern": "regular expression over topic names",
+    "value.format": "the CDC format of message values",
+    "scan.startup.mode": "where a new job starts reading",
+    "scan.startup.timestamp-millis": "start time for scan.startup.mode=timestamp",
+    "scan.startup.specific-offsets": "start offsets for scan.startup.mode=specific-offsets",
+    # New partitions are discovered at every trigger, which is at least as often as asked.
+    "scan.topic-partition-discovery.interval": "accepted: lakecdc discovers partitions at every trigger",
+}
+
+
+class SyncSettings(BaseSettings):
+    """Settings of a ``kafka-sync-table`` / ``kafka-sync-database`` job."""
+
+    model_config = SettingsConfigDict(env_prefix="LAKECDC_", frozen=True, extra="forbid")
+
+    action: Action = Field(description="which sync action runs")
+    warehouse: str = Field(description="Paimon warehouse path or URI")
+    database: str = Field(description="target Paimon database (created when missing)")
+    table: str | None = Field(None, description="target table (kafka-sync-table)")
+    partition_keys: tuple[str, ...] = Field((), description="partition keys of created tables")
+    primary_keys: tuple[str, ...] = Field((), description="primary keys; default: the source's")
+    type_mapping: str = Field("", description="comma-separated --type-mapping options")
+    computed_columns: tuple[str, ...] = Field((), description="not yet supported")
+    metadata_columns: tuple[str, ...] = Field((), description="not yet supported")
+    kafka_conf: dict[str, str] = Field(default_factory=dict, description="Kafka source options")
+    catalog_conf: dict[str, str] = Field(default_factory=dict, description="Paimon catalog options")
+    table_conf: dict[str, str] = Field(default_factory=dict, description="Paimon table options")
+    table_prefix: str = Field("", description="prefix of created table names (database sync)")
+    table_suffix: str = Field("", description="suffix of created table names (database sync)")
+    including_tables: str = Field(".*", description="regex of source tables to sync (database sync)")
+    excluding_tables: str | None = Field(None, description="regex of source tables to skip (database sync)")
+    ignore_incompatible: bool = Field(False, description="skip tables whose schema cannot evolve")
+    checkpoint: str | None = Field(None, description="Spark checkpoint directory")
+    trigger_interval: str = Field("10 seconds", description="micro-batch trigger interval")
+    max_offsets_per_trigger: int = Field(200_000, ge=0, description="messages per micro-batch at most")
+    available_now: bool = Field(False, description="process what is in Kafka now, then stop")
+    spark_conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
+
+    @field_validator("trigger_interval")
+    @classmethod
+    def _interval(cls, v: str) -> str:
+        return normalise_interval(v)
+
+    @field_validator("including_tables", "excluding_tables")
+    @classmethod
+    def _regex(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> SyncSettings:
+        if self.action == "kafka-sync-table" and not self.table:
+            raise ValueError("kafka-sync-table needs --table")
+        if self.computed_columns:
+            raise ValueError("--computed-column is not yet supported by lakecdc (planned; see README)")
+        if self.metadata_columns:
+            raise ValueError("--metadata-column is not yet supported by lakecdc (planned; see README)")
+        parse_type_mapping(self.type_mapping)
+        for key in self.kafka_conf:
+            if not key.startswith("properties.") and key not in KAFKA_CONF_KEYS:
+                known = ", ".join(sorted(KAFKA_CONF_KEYS))
+                raise ValueError(f"--kafka-conf {key} is not supported; supported: properties.*, {known}")
+        if not self.kafka_conf.get("properties.bootstrap.servers"):
+            raise ValueError("--kafka-conf properties.bootstrap.servers=HOST:PORT is required")
+        if not self.kafka_conf.get("topic") and not self.kafka_conf.get("topic-pattern"):
+            raise ValueError("--kafka-conf topic=NAME (or topic-pattern=REGEX) is required")
+        if "value.format" not in self.kafka_conf:
+            raise ValueError("--kafka-conf value.format=... is required (e.g. canal-json)")
+        get_parser(self.kafka_conf["value.format"])
+        mode = self.kafka_conf.get("scan.startup.mode")
+        if mode is not None and mode not in (
+            "earliest-offset",
+            "latest-offset",
+            "group-offsets",
+            "timestamp",
+            "specific-offsets",
+        ):
+            raise ValueError(f"scan.startup.mode '{mode}' is not one of the supported modes")
+        if mode == "timestamp" and "scan.startup.timestamp-millis" not in self.kafka_conf:
+            raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis")
+        if mode == "specific-offsets" and "scan.startup.specific-offsets" not in self.kafka_conf:
+            raise ValueError("scan.startup.mode=specific-offsets needs scan.startup.specific-offsets")
+        if self.primary_keys and self.partition_keys:
+            missing = [k for k in self.partition_keys if k not in self.primary_keys]
+            if missing:
+                raise ValueError(f"partition keys {missing} must be part of the primary keys {list(self.primary_keys)}")
+        validate_table_options(self.table_conf, has_primary_key=True)
+        return self
+
+    @property
+    def startup_mode(self) -> str:
+        """Paimon's default: group offsets when a group id is given, else the earliest offset."""
+        mode = self.kafka_conf.get("scan.startup.mode")
+        if mode:
+            return mode
+        return "group-offsets" if self.kafka_conf.get("properties.group.id") else "earliest-offset"
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        return tuple(t.strip() for t in self.kafka_conf.get("topic", "").split(";") if t.strip())
+
+    @property
+    def librdkafka_properties(self) -> dict[str, str]:
+        return {k[len("properties.") :]: v for k, v in self.kafka_conf.items() if k.startswith("properties.")}
+
+    @property
+    def job_name(self) -> str:
+        target = self.table if self.action == "kafka-sync-table" else "all"
+        return f"{self.action}-{self.database}-{target}"
+
+
+def normalise_interval(text: str) -> str:
+    """Accept ``10``, ``10s``, ``500ms``, ``2 minutes``; return Spark's ``"<n> <unit>"`` form."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if m is None:
+        raise ValueError(f"cannot read interval '{text}' (examples: 10s, 500ms, 2 minutes)")
+    value, unit = m.group(1), m.group(2).lower()
+    units = {
+        "": "seconds",
+        "s": "seconds",
+        "sec": "seconds",
+        "second": "seconds",
+        "seconds": "seconds",
+        "ms": "milliseconds",
+        "millisecond": "milliseconds",
+        "milliseconds": "milliseconds",
+        "m": "minutes",
+        "min": "minutes",
+        "minute": "minutes",
+        "minutes": "minutes",
+    }
+    if unit not in units:
+        raise ValueError(f"cannot read interval '{text}': unknown unit '{unit}'")
+    return f"{value} {units[unit]}"

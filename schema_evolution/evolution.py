@@ -1,0 +1,107 @@
+"""Schema evolution as pure rules: a diff of a record's schema against the table's, and a verdict
+per changed column, ported from Apache Paimon's CDC ``canConvert``.
+
+The applier (the only code that talks to a catalog) is ``sinks.catalog``; everything here is a
+function of its arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from schema_evolution.errors import IncompatibleTypeChange
+from schema_evolution.type_mapping import TypeMappingMode
+from schema_evolution.types import MAX_LENGTH, PaimonType, Root
+
+
+class Verdict(Enum):
+    CONVERT = "convert"  # widen the table column to the new type
+    IGNORE = "ignore"  # the table keeps its type (the same, or wider than the record's)
+    EXCEPTION = "exception"  # no safe conversion: stop and tell the user
+
+
+@dataclass(frozen=True, slots=True)
+class AddColumn:
+    name: str
+    type: PaimonType
+    comment: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateColumnType:
+    name: str
+    old: PaimonType
+    new: PaimonType
+
+
+SchemaChange = AddColumn | UpdateColumnType
+
+_STRINGS = (Root.CHAR, Root.VARCHAR)
+_BINARIES = (Root.BINARY, Root.VARBINARY)
+_INTEGERS = (Root.TINYINT, Root.SMALLINT, Root.INT, Root.BIGINT)
+_FLOATS = (Root.FLOAT, Root.DOUBLE)
+_TIMESTAMPS = (Root.TIMESTAMP, Root.TIMESTAMP_LTZ)
+
+
+def can_convert(old: PaimonType, new: PaimonType, modes: frozenset[TypeMappingMode]) -> Verdict:
+    """May a table column of type ``old`` take values of type ``new``, and how."""
+    if old.with_nullable(True) == new.with_nullable(True):
+        return Verdict.IGNORE
+    for family in (_STRINGS, _BINARIES):
+        if old.root in family and new.root in family:
+            return Verdict.CONVERT if (old.length or 0) <= (new.length or 0) else Verdict.IGNORE
+    for ladder in (_INTEGERS, _FLOATS):
+        if old.root in ladder and new.root in ladder:
+            return Verdict.CONVERT if ladder.index(old.root) <= ladder.index(new.root) else Verdict.IGNORE
+    if old.root is Root.DECIMAL and new.root is Root.DECIMAL:
+        if TypeMappingMode.DECIMAL_NO_CHANGE in modes:
+            return Verdict.IGNORE
+        o_p, o_s, n_p, n_s = old.length or 0, old.scale or 0, new.length or 0, new.scale or 0
+        return Verdict.CONVERT if o_p <= n_p and o_s <= n_s else Verdict.IGNORE
+    if old.root in _TIMESTAMPS and new.root in _TIMESTAMPS and old.root is new.root:
+        return Verdict.CONVERT if (old.length or 0) <= (new.length or 0) else Verdict.IGNORE
+    if old.root is Root.TIME and new.root is Root.TIME:
+        return Verdict.CONVERT if (old.length or 0) <= (new.length or 0) else Verdict.IGNORE
+    if (
+        TypeMappingMode.ALLOW_NON_STRING_TO_STRING in modes
+        and new.root is Root.VARCHAR
+        and new.length == MAX_LENGTH
+    ):
+        return Verdict.CONVERT
+    return Verdict.EXCEPTION
+
+
+def diff(
+    table: str,
+    table_fields: Sequence[tuple[str, PaimonType]],
+    record_fields: Sequence[tuple[str, PaimonType]],
+    modes: frozenset[TypeMappingMode] = frozenset(),
+) -> list[SchemaChange]:
+    """The changes that let ``table`` hold a record of ``record_fields``.
+
+    Fields the table lacks are added (nullable, at the end); fields the record lacks are left
+    alone (Paimon ignores DROP COLUMN); changed types follow ``can_convert``.
+    """
+    current = {name: typ for name, typ in table_fields}
+    changes: list[SchemaChange] = []
+    for name, new in record_fields:
+        old = current.get(name)
+        if old is None:
+            changes.append(AddColumn(name, new.with_nullable(True)))
+            current[name] = new
+            continue
+        verdict = can_convert(old, new, modes)
+        if verdict is Verdict.CONVERT:
+            changes.append(UpdateColumnType(name, old, new.with_nullable(old.nullable)))
+        elif verdict is Verdict.EXCEPTION:
+            raise IncompatibleTypeChange(
+                table,
+                name,
+                old,
+                new,
+                "Either keep the source type compatible, sync into a new table, or use "
+                "--type-mapping to-string (or allow-non-string-to-string) so the column is kept as STRING.",
+            )
+    return changes

@@ -1,0 +1,113 @@
+"""The one place that creates and alters Paimon tables (through pypaimon's catalog).
+
+Every call is idempotent: a replayed micro-batch re-applies the same changes and finds nothing
+to do, and a crash between an ALTER and the data commit leaves a table that the replay accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import structlog
+from pypaimon import CatalogFactory, Schema
+from pypaimon.catalog.catalog_exception import TableNotExistException
+from pypaimon.schema.data_types import ArrayType, AtomicType, DataField, DataType
+from pypaimon.schema.schema_change import SchemaChange as PaimonSchemaChange
+
+from schema_evolution.evolution import AddColumn, SchemaChange, UpdateColumnType
+from schema_evolution.types import PaimonType, Root, parse_type
+from sinks.layout import TableLayout
+
+log = structlog.get_logger(__name__)
+
+
+def to_pypaimon_type(typ: PaimonType) -> DataType:
+    if typ.root is Root.ARRAY:
+        assert typ.element is not None
+        return ArrayType(typ.nullable, to_pypaimon_type(typ.element))
+    return AtomicType(typ.base_sql(), typ.nullable)
+
+
+class Catalog:
+    """A Paimon filesystem catalog at ``warehouse`` (any URI pypaimon supports)."""
+
+    def __init__(self, warehouse: str, options: Mapping[str, str] | None = None) -> None:
+        self.warehouse = warehouse
+        self.options = {**(options or {}), "warehouse": warehouse}
+        self._catalog = CatalogFactory.create(dict(self.options))
+
+    def ensure_database(self, database: str) -> None:
+        self._catalog.create_database(database, True)
+
+    def load_layout(self, identifier: str) -> TableLayout | None:
+        try:
+            table: Any = self._catalog.get_table(identifier)
+        except TableNotExistException:
+            return None
+        schema = table.table_schema
+        return TableLayout(
+            identifier=identifier,
+            fields=tuple((f.name, parse_type(str(f.type))) for f in schema.fields),
+            primary_keys=tuple(schema.primary_keys),
+            partition_keys=tuple(schema.partition_keys),
+            schema_id=int(schema.id),
+        )
+
+    def create_table(
+        self,
+        identifier: str,
+        fields: Sequence[tuple[str, PaimonType]],
+        primary_keys: Sequence[str],
+        partition_keys: Sequence[str],
+        options: Mapping[str, str],
+        comment: str | None = None,
+    ) -> TableLayout:
+        pk = set(primary_keys)
+        data_fields = [
+            DataField(i, name, to_pypaimon_type(typ.with_nullable(typ.nullable and name not in pk)))
+            for i, (name, typ) in enumerate(fields)
+        ]
+        schema = Schema(
+            fields=data_fields,
+            partition_keys=list(partition_keys),
+            primary_keys=list(primary_keys),
+            options=dict(options),
+            comment=comment,
+        )
+        self.ensure_database(identifier.split(".", 1)[0])
+        self._catalog.create_table(identifier, schema, True)
+        log.info("table created", table=identifier, primary_keys=list(primary_keys), fields=len(fields))
+        layout = self.load_layout(identifier)
+        assert layout is not None
+        return layout
+
+    def apply(self, layout: TableLayout, changes: Sequence[SchemaChange]) -> TableLayout:
+        """Apply schema changes to the table and return its new layout."""
+        if not changes:
+            return layout
+        paimon_changes: list[PaimonSchemaChange] = []
+        current = layout.field_types()
+        for change in changes:
+            if isinstance(change, AddColumn):
+                if change.name in current:  # already added by an earlier (replayed) batch
+                    continue
+                paimon_changes.append(
+                    PaimonSchemaChange.add_column(change.name, to_pypaimon_type(change.type), change.comment)
+                )
+            elif isinstance(change, UpdateColumnType):
+                if current.get(change.name) == change.new:
+                    continue
+                paimon_changes.append(
+                    PaimonSchemaChange.update_column_type(change.name, to_pypaimon_type(change.new), True)
+                )
+        if paimon_changes:
+            self._catalog.alter_table(layout.identifier, paimon_changes, False)
+            log.info(
+                "table altered",
+                table=layout.identifier,
+                changes=[f"{type(c).__name__}({c.name})" for c in changes],
+            )
+        new_layout = self.load_layout(layout.identifier)
+        assert new_layout is not None
+        return new_layout

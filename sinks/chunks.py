@@ -1,0 +1,151 @@
+"""Change events to Arrow "chunks": the unit of data between parsing and writing.
+
+A chunk holds consecutive rows of one target table that share one record schema, in source
+order, as an Arrow IPC payload with a ``_VALUE_KIND`` column. Spark moves chunks as single rows
+(``CHUNK_SCHEMA``), so the JVM sees a few large binary values instead of millions of small rows,
+and the driver can read all schemas of a micro-batch without touching the data.
+
+This module is the one place where an event's ``Op`` becomes Paimon row kinds: an update is a
+-U (before image) / +U (after image) pair, the truer changelog for downstream readers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from formats.errors import MalformedMessage, SourcePosition
+from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
+from schema_evolution.conversion import ConversionNotes, ValueConversionError, convert_column
+from schema_evolution.mysql_types import mysql_to_paimon
+from schema_evolution.type_mapping import TypeMappingMode
+from schema_evolution.types import PaimonType, string
+from sinks.layout import RecordSchema
+
+# Paimon's row kinds as the byte pypaimon-rust reads from the ``_VALUE_KIND`` column.
+VALUE_KIND = "_VALUE_KIND"
+INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
+ROW_KIND_NAMES = {INSERT: "+I", UPDATE_BEFORE: "-U", UPDATE_AFTER: "+U", DELETE: "-D"}
+
+# One Spark row per chunk. ``topic, kafka_partition, first_offset, seq`` order a table's chunks
+# as the source ordered them; ``rows`` counts row images (an update is two), ``events`` source
+# changes; ``ddl`` carries a DDL statement (then ``rows`` is 0 and ``data`` null).
+CHUNK_SCHEMA = pa.schema(
+    [
+        pa.field("table", pa.string()),
+        pa.field("topic", pa.string()),
+        pa.field("kafka_partition", pa.int32()),
+        pa.field("first_offset", pa.int64()),
+        pa.field("last_offset", pa.int64()),
+        pa.field("seq", pa.int64()),
+        pa.field("schema", pa.string(), nullable=True),
+        pa.field("rows", pa.int64()),
+        pa.field("events", pa.int64()),
+        pa.field("data", pa.binary(), nullable=True),
+        pa.field("ddl", pa.string(), nullable=True),
+    ]
+)
+CHUNK_DDL = ", ".join(
+    [
+        "table string",
+        "topic string",
+        "kafka_partition int",
+        "first_offset bigint",
+        "last_offset bigint",
+        "seq bigint",
+        "schema string",
+        "rows bigint",
+        "events bigint",
+        "data binary",
+        "ddl string",
+    ]
+)
+
+DEFAULT_CHUNK_ROWS = 32768
+
+
+def record_schema(
+    source: SourceSchema,
+    source_table: str,
+    modes: frozenset[TypeMappingMode],
+    primary_keys_override: tuple[str, ...] = (),
+) -> RecordSchema:
+    """Map a message's source schema to Paimon types (raises ``UnsupportedSourceType``)."""
+    fields: list[tuple[str, PaimonType]] = []
+    for name, source_type in source.fields:
+        if source.type_system is TypeSystem.MYSQL and source_type is not None:
+            fields.append((name, mysql_to_paimon(source_type, modes)))
+        else:
+            fields.append((name, string()))
+    return RecordSchema(tuple(fields), primary_keys_override or source.primary_keys, source_table)
+
+
+@dataclass
+class ChunkBuilder:
+    """Accumulates one target table's rows of one source schema until flushed."""
+
+    table: str
+    source: SourceSchema
+    schema: RecordSchema
+    fmt: str
+    topic: str
+    partition: int
+    rows: list[Any] = field(default_factory=list)
+    kinds: list[int] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+
+    def add(self, event: DataChangeEvent, offset: int) -> None:
+        op = event.op
+        if op is Op.INSERT:
+            self.rows.append(event.after)
+            self.kinds.append(INSERT)
+            self.offsets.append(offset)
+        elif op is Op.UPDATE:
+            self.rows.append(event.before)
+            self.rows.append(event.after)
+            self.kinds.append(UPDATE_BEFORE)
+            self.kinds.append(UPDATE_AFTER)
+            self.offsets.append(offset)
+            self.offsets.append(offset)
+        else:
+            self.rows.append(event.before)
+            self.kinds.append(DELETE)
+            self.offsets.append(offset)
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    def to_batch(self, notes: ConversionNotes) -> pa.RecordBatch:
+        """The rows as typed Arrow columns plus ``_VALUE_KIND``, or ``MalformedMessage`` naming
+        the offset of the first value that does not convert."""
+        source_types = dict(self.source.fields)
+        arrays: list[pa.Array] = []
+        names: list[str] = []
+        for name, typ in self.schema.fields:
+            values = [row.get(name) for row in self.rows]
+            try:
+                arrays.append(convert_column(name, values, typ, source_types.get(name), notes))
+            except ValueConversionError as exc:
+                position = SourcePosition(self.topic, self.partition, self.offsets[exc.row])
+                raise MalformedMessage(self.fmt, position, f"table '{self.schema.source_table}': {exc}") from None
+            names.append(name)
+        arrays.append(pa.array(self.kinds, pa.int8()))
+        names.append(VALUE_KIND)
+        return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def serialize_batch(batch: pa.RecordBatch) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def deserialize_batch(data: bytes) -> pa.RecordBatch:
+    reader = pa.ipc.open_stream(pa.py_buffer(data))
+    batches = list(reader)
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches, schema=reader.schema).combine_chunks().to_batches()[0]

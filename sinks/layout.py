@@ -1,0 +1,64 @@
+"""What a writer task needs to know about a target table, small enough to ship to executors."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from schema_evolution.arrow_types import arrow_field
+from schema_evolution.types import PaimonType, parse_type
+
+
+@dataclass(frozen=True, slots=True)
+class TableLayout:
+    """A Paimon table's columns (schema order), keys and schema id, as the driver last saw them."""
+
+    identifier: str  # "database.table"
+    fields: tuple[tuple[str, PaimonType], ...]
+    primary_keys: tuple[str, ...]
+    partition_keys: tuple[str, ...]
+    schema_id: int
+
+    @property
+    def has_primary_key(self) -> bool:
+        return bool(self.primary_keys)
+
+    def arrow_schema(self) -> pa.Schema:
+        return pa.schema([arrow_field(name, typ) for name, typ in self.fields])
+
+    def field_types(self) -> dict[str, PaimonType]:
+        return dict(self.fields)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSchema:
+    """The columns of the rows in one chunk (after type mapping), with the source's keys.
+
+    Serialised as JSON into each chunk so the driver can evolve tables from a handful of
+    distinct schemas without looking at any row.
+    """
+
+    fields: tuple[tuple[str, PaimonType], ...]
+    primary_keys: tuple[str, ...]
+    source_table: str  # "db.table" as the message named it, for messages and errors
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "fields": [[n, t.sql()] for n, t in self.fields],
+                "primary_keys": list(self.primary_keys),
+                "source_table": self.source_table,
+            },
+            separators=(",", ":"),
+        )
+
+    @staticmethod
+    def from_json(text: str) -> RecordSchema:
+        d = json.loads(text)
+        return RecordSchema(
+            tuple((n, parse_type(t)) for n, t in d["fields"]),
+            tuple(d["primary_keys"]),
+            d["source_table"],
+        )

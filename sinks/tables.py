@@ -1,0 +1,85 @@
+"""Driver side, before a micro-batch is written: create missing tables and evolve existing ones
+so that every chunk of the batch fits its table (a schema change is committed before the data
+that needs it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import structlog
+
+from formats.errors import LakeCdcError
+from schema_evolution.evolution import diff
+from schema_evolution.type_mapping import TypeMappingMode
+from sinks.catalog import Catalog
+from sinks.layout import RecordSchema, TableLayout
+from sinks.options import table_options
+
+log = structlog.get_logger(__name__)
+
+
+class TableDefinitionError(LakeCdcError):
+    """A table that cannot be created as asked (keys missing from the source, ...)."""
+
+
+@dataclass
+class TablePolicy:
+    """How tables are created and evolved, from the job's settings."""
+
+    primary_keys: tuple[str, ...] = ()
+    partition_keys: tuple[str, ...] = ()
+    table_conf: Mapping[str, str] = field(default_factory=dict)
+    modes: frozenset[TypeMappingMode] = frozenset()
+    ignore_incompatible: bool = False
+
+
+class TablePreparer:
+    """Creates and evolves tables; remembers tables skipped by ``--ignore-incompatible``."""
+
+    def __init__(self, catalog: Catalog, policy: TablePolicy) -> None:
+        self.catalog = catalog
+        self.policy = policy
+        self.skipped: set[str] = set()
+
+    def prepare(self, schemas: Sequence[tuple[str, RecordSchema]]) -> dict[str, TableLayout]:
+        """``schemas`` in source order; returns the layout of every table that will be written."""
+        layouts: dict[str, TableLayout] = {}
+        for table, record in schemas:
+            if table in self.skipped:
+                continue
+            try:
+                layout = layouts.get(table) or self.catalog.load_layout(table)
+                if layout is None:
+                    layout = self._create(table, record)
+                else:
+                    layout = self.catalog.apply(layout, diff(table, layout.fields, record.fields, self.policy.modes))
+                layouts[table] = layout
+            except LakeCdcError as exc:
+                if not self.policy.ignore_incompatible:
+                    raise
+                log.warning("table skipped (--ignore-incompatible)", table=table, reason=str(exc))
+                self.skipped.add(table)
+                layouts.pop(table, None)
+        return layouts
+
+    def _create(self, table: str, record: RecordSchema) -> TableLayout:
+        names = [n for n, _ in record.fields]
+        pks = self.policy.primary_keys or record.primary_keys
+        missing = [k for k in (*pks, *self.policy.partition_keys) if k not in names]
+        if missing:
+            raise TableDefinitionError(
+                f"cannot create table '{table}': key column(s) {missing} are not in the source table "
+                f"'{record.source_table}' (columns: {names}). Fix --primary-keys / --partition-keys."
+            )
+        if pks and self.policy.partition_keys:
+            outside = [k for k in self.policy.partition_keys if k not in pks]
+            if outside:
+                raise TableDefinitionError(
+                    f"cannot create table '{table}': partition keys {outside} must be part of the primary "
+                    f"keys {list(pks)}"
+                )
+        options = table_options(self.policy.table_conf, has_primary_key=bool(pks))
+        if not pks:
+            log.warning("source table has no primary key: creating an append table", table=table)
+        return self.catalog.create_table(table, record.fields, pks, self.policy.partition_keys, options)

@@ -1,0 +1,112 @@
+"""Executor side of a micro-batch: write a table's chunks with pypaimon-rust, return commit messages.
+
+Exactly-once rests on three rules (shared/DESIGN.md): one writer per table per micro-batch
+(the driver routes all chunks of a table to one task), rows written in source order (chunks
+arrive sorted by their Kafka position), and the micro-batch id as the commit identifier.
+Writers are created here, on the thread that uses them, after the driver's ALTERs, so they see
+the table's current schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import structlog
+
+from formats.errors import UnsupportedChange
+from schema_evolution.arrow_types import to_arrow
+from sinks.chunks import INSERT, VALUE_KIND, deserialize_batch
+from sinks.layout import TableLayout
+
+log = structlog.get_logger(__name__)
+
+COMMIT_MESSAGE_SCHEMA = pa.schema([pa.field("table", pa.string()), pa.field("message", pa.binary())])
+COMMIT_MESSAGE_DDL = "table string, message binary"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteContext:
+    """Everything a write task needs, pickled once per micro-batch into the Spark closure."""
+
+    warehouse: str
+    catalog_options: Mapping[str, str]
+    commit_user: str
+    batch_id: int
+    layouts: Mapping[str, TableLayout]
+
+
+def align(batch: pa.RecordBatch, layout: TableLayout, where: str) -> pa.RecordBatch:
+    """Shape a chunk to the table's current schema: its columns in schema order, widened to the
+    table's types, columns the chunk lacks as nulls, then ``_VALUE_KIND`` for key tables."""
+    n = batch.num_rows
+    names = batch.schema.names
+    arrays: list[pa.Array] = []
+    out_names: list[str] = []
+    for name, typ in layout.fields:
+        target = to_arrow(typ)
+        if name in names:
+            col = batch.column(names.index(name))
+            if col.type != target:
+                col = pc.cast(col, target)
+        else:
+            col = pa.nulls(n, target)
+        if name in layout.primary_keys and col.null_count:
+            raise UnsupportedChange(layout.identifier, None, f"primary key column '{name}' is null in {where}")
+        arrays.append(col)
+        out_names.append(name)
+    kinds = batch.column(names.index(VALUE_KIND))
+    if layout.has_primary_key:
+        arrays.append(kinds)
+        out_names.append(VALUE_KIND)
+    elif not pc.all(pc.equal(kinds, INSERT)).as_py():
+        raise UnsupportedChange(
+            layout.identifier,
+            None,
+            f"{where} has updates or deletes, but the table has no primary key (an append table "
+            f"takes inserts only). Give --primary-keys, or sync into a table with a primary key.",
+        )
+    return pa.RecordBatch.from_arrays(arrays, names=out_names)
+
+
+def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: chunk rows in, serialized commit messages out (one row per message)."""
+    from pypaimon_rust.datafusion import PaimonCatalog
+
+    catalog = PaimonCatalog({**ctx.catalog_options, "warehouse": ctx.warehouse})
+    writers: dict[str, Any] = {}
+    rows_written: dict[str, int] = {}
+    for batch in batches:
+        cols = batch.to_pydict()
+        for table, topic, part, first, last, rows, data in zip(
+            cols["table"],
+            cols["topic"],
+            cols["kafka_partition"],
+            cols["first_offset"],
+            cols["last_offset"],
+            cols["rows"],
+            cols["data"],
+            strict=True,
+        ):
+            if not rows or data is None:
+                continue
+            layout = ctx.layouts[table]
+            writer = writers.get(table)
+            if writer is None:
+                builder = catalog.get_table(table).new_stream_write_builder().with_commit_user(ctx.commit_user)
+                writer = writers[table] = builder.new_write()
+            where = f"the messages of topic '{topic}', partition {part}, offsets {first}..{last}"
+            writer.write_arrow(align(deserialize_batch(data), layout, where))
+            rows_written[table] = rows_written.get(table, 0) + rows
+    for table, writer in writers.items():
+        messages = writer.prepare_commit(True, ctx.batch_id)
+        writer.close()
+        serialized = [m.serialize() for m in messages]
+        log.debug("table written", table=table, rows=rows_written[table], messages=len(serialized))
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([table] * len(serialized), pa.string()), pa.array(serialized, pa.binary())],
+            schema=COMMIT_MESSAGE_SCHEMA,
+        )
