@@ -20,8 +20,36 @@ MYSQL_TYPES = {"id": "int", "name": "varchar(64)", "amount": "decimal(12,2)", "u
 class CanalStream:
     database: str = "shop"
     messages: list[tuple[bytes, bytes]] = field(default_factory=list)  # (key, value)
-    expected: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict)
-    changes: dict[str, list[tuple[str, dict[str, Any]]]] = field(default_factory=dict)  # (kind, row)
+    # per message: (table, [(row kind, row image), ...]) — what the message must do to the table
+    effects: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = field(default_factory=list)
+
+    def prefix(self, n: int) -> CanalStream:
+        """The stream of the first ``n`` messages."""
+        return CanalStream(self.database, self.messages[:n], self.effects[:n])
+
+    @property
+    def tables(self) -> list[str]:
+        return list(dict.fromkeys(t for t, _ in self.effects))
+
+    @property
+    def changes(self) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+        """Every row change per table, in order: the changelog the Paimon table must hold."""
+        out: dict[str, list[tuple[str, dict[str, Any]]]] = {t: [] for t in self.tables}
+        for table, effect in self.effects:
+            out[table].extend(effect)
+        return out
+
+    @property
+    def expected(self) -> dict[str, dict[int, dict[str, Any]]]:
+        """The final state per table (by ``id``) after all messages."""
+        state: dict[str, dict[int, dict[str, Any]]] = {t: {} for t in self.tables}
+        for table, effect in self.effects:
+            for kind, row in effect:
+                if kind in ("+I", "+U"):
+                    state[table][int(row["id"])] = row
+                elif kind == "-D":
+                    state[table].pop(int(row["id"]), None)
+        return state
 
     def message(self, table: str, op: str, rows: list[dict[str, Any]], old: list[dict[str, Any]] | None) -> None:
         body = {
@@ -65,8 +93,6 @@ def generate(
     rnd = random.Random(seed)
     stream = CanalStream(database=database)
     state: dict[str, dict[int, dict[str, Any]]] = {t: {} for t in tables}
-    for t in tables:
-        stream.changes[t] = []
     ops: list[tuple[str, int, int]] = []
     for v in range(updates + 1):
         batch = [(t, i, v) for t in tables for i in range(keys)]
@@ -76,20 +102,18 @@ def generate(
         row = _row(i, version)
         if version == 0:
             stream.message(table, "INSERT", [row], None)
-            stream.changes[table].append(("+I", row))
+            stream.effects.append((table, [("+I", row)]))
         else:
             before = state[table][i]
             changed = {k: before[k] for k in before if before[k] != row[k]}
             stream.message(table, "UPDATE", [row], [changed])
-            stream.changes[table].append(("-U", before))
-            stream.changes[table].append(("+U", row))
+            stream.effects.append((table, [("-U", before), ("+U", row)]))
         state[table][i] = row
     for table in tables:
         for i in range(0, keys, delete_every):
             stream.message(table, "DELETE", [state[table][i]], None)
-            stream.changes[table].append(("-D", state[table][i]))
+            stream.effects.append((table, [("-D", state[table][i])]))
             del state[table][i]
-    stream.expected = state
     return stream
 
 

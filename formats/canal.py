@@ -60,9 +60,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
     if op is Op.UPDATE:
         old = require(FORMAT, root, "old", list, pos)
         if len(old) != len(data):
-            raise MalformedMessage(
-                FORMAT, pos, f"UPDATE has {len(data)} rows in 'data' but {len(old)} in 'old'"
-            )
+            raise MalformedMessage(FORMAT, pos, f"UPDATE has {len(data)} rows in 'data' but {len(old)} in 'old'")
         for after, changed in zip(data, old, strict=True):
             _check_row(after, pos)
             if changed is None:
@@ -83,9 +81,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
 
 def _check_row(row: Any, pos: Any) -> None:
     if not isinstance(row, dict):
-        raise MalformedMessage(
-            FORMAT, pos, f"every entry of 'data' must be an object, got {type(row).__name__}"
-        )
+        raise MalformedMessage(FORMAT, pos, f"every entry of 'data' must be an object, got {type(row).__name__}")
 
 
 def _schema(root: dict[str, Any], data: list[Any], pos: Any) -> SourceSchema:

@@ -16,9 +16,7 @@ def load_object(fmt: str, value: bytes | None, position: SourcePosition | None) 
     try:
         root = orjson.loads(value)
     except orjson.JSONDecodeError as exc:
-        raise MalformedMessage(
-            fmt, position, f"not valid JSON ({exc}); starts with {_preview(value)}"
-        ) from None
+        raise MalformedMessage(fmt, position, f"not valid JSON ({exc}); starts with {_preview(value)}") from None
     if not isinstance(root, dict):
         raise MalformedMessage(fmt, position, f"expected a JSON object, got {type(root).__name__}")
     return root
@@ -30,9 +28,7 @@ def require(fmt: str, root: dict[str, Any], key: str, kind: type, position: Sour
     if value is None:
         raise MalformedMessage(fmt, position, f"field '{key}' is missing or null")
     if not isinstance(value, kind):
-        raise MalformedMessage(
-            fmt, position, f"field '{key}' must be a {kind.__name__}, got {type(value).__name__}"
-        )
+        raise MalformedMessage(fmt, position, f"field '{key}' must be a {kind.__name__}, got {type(value).__name__}")
     return value
 
 
@@ -40,9 +36,7 @@ def optional(fmt: str, root: dict[str, Any], key: str, kind: type, position: Sou
     """``root[key]`` or ``None``; when present it must be of ``kind``."""
     value = root.get(key)
     if value is not None and not isinstance(value, kind):
-        raise MalformedMessage(
-            fmt, position, f"field '{key}' must be a {kind.__name__}, got {type(value).__name__}"
-        )
+        raise MalformedMessage(fmt, position, f"field '{key}' must be a {kind.__name__}, got {type(value).__name__}")
     return value
 
 

@@ -60,6 +60,13 @@ class ChunkAssembler:
         position = SourcePosition(self.topic, self.partition, offset)
         events = self._parse(value, key, MessageContext(position, timestamp_ms))
         for event in events:
+            if event.table is None and self.spec.router.table is None:
+                raise MalformedMessage(
+                    self.spec.format,
+                    position,
+                    "the message names no source table, so kafka-sync-database cannot route it "
+                    "(use kafka-sync-table to sync such a topic into one table)",
+                )
             target = self.spec.router.route(event.database, event.table)
             if target is None:
                 continue

@@ -51,7 +51,7 @@ RAW_SCHEMA = pa.schema(
         pa.field("topic", pa.string()),
         pa.field("partition", pa.int32()),
         pa.field("offset", pa.int64()),
-        pa.field("timestamp", pa.timestamp("ms", tz="UTC")),
+        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
         pa.field("timestamp_type", pa.int32()),
         pa.field("key", pa.binary()),
         pa.field("value", pa.binary()),
@@ -136,6 +136,7 @@ Offsets = dict[str, dict[str, int]]
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, spec: KafkaSourceSpec, properties: dict[str, str], max_rows: int) -> None:
+        logs.configure_once()  # runs in Spark's Python planner process, which never ran the CLI
         self.spec = spec
         self.properties = properties
         self.max_rows = max_rows
@@ -216,6 +217,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                         offsets[tp.topic][str(tp.partition)] = self._watermarks(tp.topic, tp.partition)[1]
         elif mode == "timestamp":
             ts = self.spec.startup_timestamp_millis
+            if ts is None:
+                raise KafkaSourceError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis")
             tps = [TopicPartition(t, p, ts) for t, plist in parts.items() for p in plist]
             for tp in self._consumer().offsets_for_times(tps, timeout=30):
                 # -1: no message at or after the timestamp: start at the end.
@@ -371,6 +374,8 @@ def fetch_range(
                         raise KafkaSourceError(f"Kafka topic '{r.topic}', partition {r.partition}: {err}")
                     raise TransientError(f"Kafka topic '{r.topic}', partition {r.partition}: {err}")
                 off = m.offset()
+                if off is None:  # only error events lack an offset, and those were handled above
+                    continue
                 if off >= r.end:
                     nxt = r.end
                     break
@@ -402,7 +407,7 @@ def _raw_batch(r: KafkaRange, rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
             pa.array([r.topic] * n, pa.string()),
             pa.array([r.partition] * n, pa.int32()),
             pa.array(offsets, pa.int64()),
-            pa.array(ts, pa.timestamp("ms", tz="UTC")),
+            pa.array(ts, pa.timestamp("ms", tz="UTC")).cast(pa.timestamp("us", tz="UTC")),
             pa.array(ts_types, pa.int32()),
             pa.array(keys, pa.binary()),
             pa.array(values, pa.binary()),

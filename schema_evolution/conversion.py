@@ -188,9 +188,7 @@ def _null_zero_dates(column: str, text: pa.Array, notes: ConversionNotes | None)
     return pc.if_else(zero, pa.scalar(None, pa.string()), text)
 
 
-def _first_bad(
-    column: str, values: Sequence[Any], target: PaimonType, source_type: str | None
-) -> tuple[int, Any]:
+def _first_bad(column: str, values: Sequence[Any], target: PaimonType, source_type: str | None) -> tuple[int, Any]:
     """Find the first value that fails on its own (values are re-converted one at a time)."""
     for i, v in enumerate(values):
         try:

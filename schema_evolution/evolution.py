@@ -64,11 +64,7 @@ def can_convert(old: PaimonType, new: PaimonType, modes: frozenset[TypeMappingMo
         return Verdict.CONVERT if (old.length or 0) <= (new.length or 0) else Verdict.IGNORE
     if old.root is Root.TIME and new.root is Root.TIME:
         return Verdict.CONVERT if (old.length or 0) <= (new.length or 0) else Verdict.IGNORE
-    if (
-        TypeMappingMode.ALLOW_NON_STRING_TO_STRING in modes
-        and new.root is Root.VARCHAR
-        and new.length == MAX_LENGTH
-    ):
+    if TypeMappingMode.ALLOW_NON_STRING_TO_STRING in modes and new.root is Root.VARCHAR and new.length == MAX_LENGTH:
         return Verdict.CONVERT
     return Verdict.EXCEPTION
 

@@ -31,7 +31,5 @@ def parse_type_mapping(text: str | None) -> frozenset[TypeMappingMode]:
             modes.add(TypeMappingMode(name))
         except ValueError:
             known = ", ".join(m.value for m in TypeMappingMode)
-            raise ValueError(
-                f"unknown --type-mapping option '{raw.strip()}'; known options: {known}"
-            ) from None
+            raise ValueError(f"unknown --type-mapping option '{raw.strip()}'; known options: {known}") from None
     return frozenset(modes)

@@ -1,0 +1,37 @@
+# lakecdc — `make help` lists the targets.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help install test test-unit lint demo clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): pyproject.toml deploy/install-system-deps.sh
+	@bash deploy/install-system-deps.sh
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -e ".[test]"
+	@touch $(STAMP)
+
+install: $(STAMP) ## create ./.venv and install lakecdc with its test tools (and a JDK via apt-get when root)
+
+test: $(STAMP) ## run the whole test suite (unit + integration with real Spark, broker and Paimon files)
+	$(PY) -m pytest -q
+
+test-unit: $(STAMP) ## only the fast tests that start no server
+	$(PY) -m pytest -q -m "not integration"
+
+lint: $(STAMP) ## ruff (lint + format check) and mypy
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+demo: $(STAMP) ## local broker + sample CDC stream for two tables -> kafka-sync-database -> ./warehouse
+	$(PY) -m deploy.demo
+
+clean: ## remove the virtualenv, the demo warehouse and caches
+	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache *.egg-info

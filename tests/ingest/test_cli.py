@@ -1,0 +1,135 @@
+"""The command line accepts Paimon's action arguments in both spellings and refuses what it
+cannot honour, before Spark starts."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.cli import build_parser, main, settings_from_args
+
+KAFKA = [
+    "--kafka_conf",
+    "properties.bootstrap.servers=127.0.0.1:9092",
+    "--kafka_conf",
+    "topic=a;b",
+    "--kafka_conf",
+    "value.format=canal-json",
+]
+
+
+def _settings(argv: list[str]):  # type: ignore[no-untyped-def]
+    args = build_parser().parse_args(argv)
+    return settings_from_args(args)
+
+
+def test_paimon_underscore_spelling_of_a_database_sync_script() -> None:
+    s = _settings(
+        [
+            "kafka-sync-database",
+            "--warehouse",
+            "/tmp/wh",
+            "--database",
+            "ods",
+            "--table_prefix",
+            "ods_",
+            "--table_suffix",
+            "_rt",
+            "--including_tables",
+            "orders|customers",
+            "--excluding_tables",
+            "tmp_.*",
+            "--primary_keys",
+            "id, region",
+            "--partition_keys",
+            "region",
+            "--type_mapping",
+            "tinyint1-not-bool,to_nullable",
+            "--table_conf",
+            "bucket=4",
+            "--catalog_conf",
+            "metastore=filesystem",
+            "--ignore_incompatible",
+            *KAFKA,
+        ]
+    )
+    assert s.action == "kafka-sync-database"
+    assert (s.table_prefix, s.table_suffix) == ("ods_", "_rt")
+    assert s.primary_keys == ("id", "region") and s.partition_keys == ("region",)
+    assert s.table_conf == {"bucket": "4"} and s.catalog_conf == {"metastore": "filesystem"}
+    assert s.topics == ("a", "b")
+    assert s.librdkafka_properties == {"bootstrap.servers": "127.0.0.1:9092"}
+    assert s.ignore_incompatible
+    assert s.startup_mode == "earliest-offset"
+
+
+def test_dash_spelling_and_spark_side_options() -> None:
+    s = _settings(
+        [
+            "kafka-sync-table",
+            "--warehouse",
+            "/tmp/wh",
+            "--database",
+            "ods",
+            "--table",
+            "t",
+            "--primary-keys",
+            "id",
+            "--kafka-conf",
+            "properties.bootstrap.servers=127.0.0.1:9092",
+            "--kafka-conf",
+            "topic=a",
+            "--kafka-conf",
+            "value.format=canal-json",
+            "--kafka-conf",
+            "properties.group.id=g1",
+            "--checkpoint",
+            "/tmp/ck",
+            "--trigger-interval",
+            "500ms",
+            "--max-offsets-per-trigger",
+            "1000",
+            "--available-now",
+            "--spark-conf",
+            "spark.master=local[2]",
+        ]
+    )
+    assert s.table == "t" and s.checkpoint == "/tmp/ck"
+    assert s.trigger_interval == "500 milliseconds"
+    assert s.max_offsets_per_trigger == 1000 and s.available_now
+    assert s.spark_conf == {"spark.master": "local[2]"}
+    assert s.startup_mode == "group-offsets"  # Paimon's default when a group id is given
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--computed_column", "y=year(ts)"], "--computed-column is not yet supported"),
+        (["--metadata_column", "topic"], "--metadata-column is not yet supported"),
+        (["--table_conf", "changelog-producer=lookup"], "changelog-producer=lookup is not supported"),
+        (["--table_conf", "merge-engine=first-row"], "merge-engine=first-row is not supported"),
+        (["--table_conf", "bucket=-2"], "bucket=-2 is not supported"),
+        (["--type_mapping", "to-everything"], "unknown --type-mapping option 'to-everything'"),
+        (["--kafka_conf", "scan.startup.mode=sometime"], "scan.startup.mode 'sometime'"),
+        (["--kafka_conf", "key.format=json"], "--kafka-conf key.format is not supported"),
+        (["--primary_keys", "id", "--partition_keys", "dt"], "partition keys ['dt'] must be part of the primary keys"),
+        (["--including_tables", "(unclosed"], "not a valid regular expression"),
+        (["--table_mapping", "a=b"], "--table-mapping is not yet supported"),
+    ],
+)
+def test_refused_before_start(extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["kafka_sync_database", "--warehouse", "/tmp/wh", "--database", "ods", *KAFKA, *extra]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_value_format_that_is_planned_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["kafka_sync_table", "--warehouse", "/w", "--database", "d", "--table", "t"]
+    argv += ["--kafka_conf", "properties.bootstrap.servers=x", "--kafka_conf", "topic=t"]
+    argv += ["--kafka_conf", "value.format=maxwell-json"]
+    assert main(argv) == 2
+    assert "value.format 'maxwell-json' is not yet supported" in capsys.readouterr().err
+
+
+def test_planned_actions_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mysql_sync_table", "--warehouse", "/w", "--mysql_conf", "hostname=x"]) == 2
+    assert "'mysql-sync-table' is not yet supported" in capsys.readouterr().err

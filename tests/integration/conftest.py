@@ -1,0 +1,72 @@
+"""Real servers for integration tests: a Kafka-protocol broker (tansu) on a free loopback port
+and a local Spark session (local[2]), both started here and stopped at the end."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deploy.local_kafka import LocalKafka
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "integration" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
+    log = tmp_path_factory.mktemp("tansu") / "tansu.log"
+    broker = LocalKafka(log_path=str(log))
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    from ingest.kafka_source import KafkaCdcDataSource
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("lakecdc-tests")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    session.dataSource.register(KafkaCdcDataSource)
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> str:
+    return str(tmp_path / "warehouse")
+
+
+_topics = 0
+
+
+@pytest.fixture
+def topic_name() -> str:
+    global _topics
+    _topics += 1
+    return f"t{os.getpid()}_{_topics}"

@@ -1,0 +1,63 @@
+"""Ops become Paimon row kinds in one place; chunks round-trip through Arrow IPC."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from formats.errors import MalformedMessage
+from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
+from schema_evolution.conversion import ConversionNotes
+from schema_evolution.type_mapping import TypeMappingMode
+from schema_evolution.types import decimal, int_, string, timestamp, varchar
+from sinks.chunks import ROW_KIND_NAMES, VALUE_KIND, ChunkBuilder, deserialize_batch, record_schema, serialize_batch
+
+SOURCE = SourceSchema(
+    (("id", "int"), ("name", "varchar(10)"), ("amount", "decimal(8,2)"), ("ts", "datetime(3)")),
+    ("id",),
+    TypeSystem.MYSQL,
+)
+
+
+def _event(op: Op, before: dict | None, after: dict | None) -> DataChangeEvent:
+    return DataChangeEvent(op, "shop", "orders", SOURCE, before, after, 1)
+
+
+def _builder() -> ChunkBuilder:
+    schema = record_schema(SOURCE, "shop.orders", frozenset())
+    return ChunkBuilder("ods.orders", SOURCE, schema, "canal-json", "cdc", 0)
+
+
+def test_record_schema_maps_types_and_keeps_keys() -> None:
+    schema = record_schema(SOURCE, "shop.orders", frozenset())
+    assert schema.fields == (("id", int_()), ("name", varchar(10)), ("amount", decimal(8, 2)), ("ts", timestamp(3)))
+    assert schema.primary_keys == ("id",)
+    assert record_schema(SOURCE, "shop.orders", frozenset({TypeMappingMode.TO_STRING}), ("name",)).fields[0] == (
+        "id",
+        string(),
+    )
+
+
+def test_update_is_a_minus_u_plus_u_pair_in_source_order() -> None:
+    b = _builder()
+    row1 = {"id": "1", "name": "a", "amount": "1.50", "ts": "2024-01-01 00:00:00.123"}
+    row1b = {**row1, "name": "b"}
+    b.add(_event(Op.INSERT, None, row1), 10)
+    b.add(_event(Op.UPDATE, row1, row1b), 11)
+    b.add(_event(Op.DELETE, row1b, None), 12)
+    batch = deserialize_batch(serialize_batch(b.to_batch(ConversionNotes())))
+    kinds = [ROW_KIND_NAMES[k] for k in batch.column(VALUE_KIND).to_pylist()]
+    assert kinds == ["+I", "-U", "+U", "-D"]
+    assert batch.column("name").to_pylist() == ["a", "a", "b", "b"]
+    assert batch.schema.field("amount").type == pa.decimal128(8, 2)
+    assert b.offsets == [10, 11, 11, 12]
+
+
+def test_a_value_that_does_not_convert_names_its_offset() -> None:
+    b = _builder()
+    b.add(_event(Op.INSERT, None, {"id": "1", "name": "a", "amount": "1", "ts": None}), 7)
+    b.add(_event(Op.INSERT, None, {"id": "two", "name": "b", "amount": "1", "ts": None}), 8)
+    with pytest.raises(MalformedMessage) as info:
+        b.to_batch(ConversionNotes())
+    assert "topic 'cdc', partition 0, offset 8" in str(info.value)
+    assert "column 'id' (INT)" in str(info.value)
