@@ -28,8 +28,9 @@ def configure(level: str | None = None) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level_name, logging.INFO)),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
+        # Resolve sys.stderr at each use: it may be replaced (test capture, daemonisers) after set-up.
+        logger_factory=_stderr_logger,
+        cache_logger_on_first_use=False,
     )
 
 
@@ -39,3 +40,7 @@ def configure_once() -> None:
     if not _configured:
         configure()
         _configured = True
+
+
+def _stderr_logger(*_args: object) -> structlog.PrintLogger:
+    return structlog.PrintLogger(sys.stderr)
