@@ -131,6 +131,7 @@ def run(settings: SyncSettings) -> JobResult:
             modes=parse_type_mapping(settings.type_mapping),
             ignore_incompatible=settings.ignore_incompatible and settings.action == "kafka-sync-database",
         ),
+        commit_user=user,
     )
     spark = spark_session(settings)
     parallelism = spark.sparkContext.defaultParallelism
@@ -167,6 +168,11 @@ def run(settings: SyncSettings) -> JobResult:
     try:
         query.awaitTermination()
     except Exception as exc:
+        # A driver-side failure (schema, commit) is kept by the processor with its own message;
+        # an executor-side one (parsing) only reaches us as text inside Spark's exception.
+        failure = processor.failure
+        if isinstance(failure, LakeCdcError):
+            raise JobFailed(f"{type(failure).__name__}: {failure}") from None
         raise JobFailed(root_cause(exc)) from None
     except KeyboardInterrupt:
         log.info("stopping on interrupt")
@@ -177,8 +183,9 @@ def run(settings: SyncSettings) -> JobResult:
 
 
 _OUR_ERROR = re.compile(
-    r"((?:[a-z_]+\.)*(?:MalformedMessage|UnsupportedChange|IncompatibleTypeChange|TableDefinitionError|"
-    r"KafkaSourceError|TransientError|LakeCdcError)): (.+)"
+    r"^(?:formats|schema_evolution|sinks|ingest)\.[\w.]*?(\w+(?:Error|Message|Change|Table|Failed)): "
+    r"(.+?)(?=\n\s*\n|\n\s+at |\n=== |\nJVM stacktrace|\Z)",
+    re.MULTILINE | re.DOTALL,
 )
 
 
@@ -187,6 +194,6 @@ def root_cause(exc: BaseException) -> str:
     text = str(exc)
     m = _OUR_ERROR.search(text)
     if m is not None:
-        return f"{m.group(1).rsplit('.', 1)[-1]}: {m.group(2).strip()}"
+        return f"{m.group(1)}: {m.group(2).strip()}"
     lines = [ln for ln in text.splitlines() if ln.strip()]
     return lines[0] if lines else type(exc).__name__

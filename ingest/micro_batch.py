@@ -59,8 +59,16 @@ class MicroBatchProcessor:
         self.parallelism = max(parallelism, 1)
         self.committer = Committer(warehouse, catalog_options, commit_user)
         self.stats = BatchStats()
+        self.failure: BaseException | None = None
 
     def __call__(self, df: Any, batch_id: int) -> None:
+        try:
+            self._process(df, batch_id)
+        except BaseException as exc:
+            self.failure = exc
+            raise
+
+    def _process(self, df: Any, batch_id: int) -> None:
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
@@ -77,6 +85,7 @@ class MicroBatchProcessor:
                 )
                 .collect()
             )
+            planned = time.monotonic()
             if not plan:
                 return
             plan.sort(key=lambda r: (r["pos"]["topic"], r["pos"]["kafka_partition"], r["pos"]["first_offset"]))
@@ -100,6 +109,7 @@ class MicroBatchProcessor:
                 .mapInArrow(functools.partial(_write_task, ctx=ctx), COMMIT_MESSAGE_DDL)
                 .collect()
             )
+            written = time.monotonic()
             by_table: dict[str, list[bytes]] = defaultdict(list)
             for m in messages:
                 by_table[m["table"]].append(bytes(m["message"]))
@@ -124,6 +134,9 @@ class MicroBatchProcessor:
                 events=events,
                 rows=rows,
                 seconds=round(time.monotonic() - started, 3),
+                read_parse_plan_s=round(planned - started, 3),
+                write_s=round(written - planned, 3),
+                commit_s=round(time.monotonic() - written, 3),
             )
         finally:
             df.unpersist()

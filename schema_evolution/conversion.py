@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from schema_evolution.arrow_types import to_arrow
+from schema_evolution.geojson import mysql_geometry_to_geojson
 from schema_evolution.mysql_types import is_spatial, split_mysql_type
 from schema_evolution.types import PaimonType, Root
 
@@ -112,14 +113,18 @@ def _to_text(v: Any) -> str | None:
 
 
 def _text(values: Sequence[Any], source_type: str | None) -> pa.Array:
-    if source_type is not None and is_spatial(source_type) and any(v is not None for v in values):
-        # canal sends WKB bytes as text; Paimon writes GeoJSON. Until that conversion exists,
-        # stop rather than store bytes nobody can read.
-        raise ValueError("converting spatial values to GeoJSON text is not yet supported by lakecdc")
+    if source_type is not None and is_spatial(source_type):
+        return pa.array([None if v is None else _geojson(v) for v in values], pa.string())
     if source_type is not None and source_type.strip().upper().startswith("ENUM"):
         names = _enum_names(source_type)
         return pa.array([_enum_value(v, names) for v in values], pa.string())
     return _as_text_array(values)
+
+
+def _geojson(v: Any) -> str:
+    if isinstance(v, str) and v.lstrip().startswith("{"):
+        return v  # already GeoJSON (a source that converts itself)
+    return mysql_geometry_to_geojson(_to_bytes(v) or b"")
 
 
 def _enum_names(source_type: str) -> list[str]:

@@ -54,6 +54,15 @@ class Catalog:
             schema_id=int(schema.id),
         )
 
+    def latest_commit_user(self, identifier: str) -> str | None:
+        """Who made the table's latest snapshot (None for a table without snapshots)."""
+        try:
+            table: Any = self._catalog.get_table(identifier)
+        except TableNotExistException:
+            return None
+        snapshot = table.snapshot_manager().get_latest_snapshot()
+        return None if snapshot is None else str(snapshot.commit_user)
+
     def create_table(
         self,
         identifier: str,

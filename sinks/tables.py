@@ -34,13 +34,25 @@ class TablePolicy:
     ignore_incompatible: bool = False
 
 
-class TablePreparer:
-    """Creates and evolves tables; remembers tables skipped by ``--ignore-incompatible``."""
+class IncompatibleTable(LakeCdcError):
+    """An existing Paimon table that the source table cannot be synced into."""
 
-    def __init__(self, catalog: Catalog, policy: TablePolicy) -> None:
+
+class TablePreparer:
+    """Creates and evolves tables; remembers tables skipped by ``--ignore-incompatible``.
+
+    A table that already exists when the job first meets it must be compatible with the source,
+    as Paimon's actions check at start-up: every source column present in it and convertible,
+    unless the table was created by this job (its latest snapshot is this job's commit), in which
+    case missing columns are simply added.
+    """
+
+    def __init__(self, catalog: Catalog, policy: TablePolicy, commit_user: str | None = None) -> None:
         self.catalog = catalog
         self.policy = policy
+        self.commit_user = commit_user
         self.skipped: set[str] = set()
+        self._verified: set[str] = set()
 
     def prepare(self, schemas: Sequence[tuple[str, RecordSchema]]) -> dict[str, TableLayout]:
         """``schemas`` in source order; returns the layout of every table that will be written."""
@@ -51,9 +63,13 @@ class TablePreparer:
             try:
                 layout = layouts.get(table) or self.catalog.load_layout(table)
                 if layout is None:
-                    layout = self._create(table, record)
+                    shards = [r for t, r in schemas if t == table]
+                    layout = self._create(table, record, shards)
                 else:
+                    if table not in self._verified:
+                        self._verify_existing(table, layout, record)
                     layout = self.catalog.apply(layout, diff(table, layout.fields, record.fields, self.policy.modes))
+                self._verified.add(table)
                 layouts[table] = layout
             except LakeCdcError as exc:
                 if not self.policy.ignore_incompatible:
@@ -63,9 +79,38 @@ class TablePreparer:
                 layouts.pop(table, None)
         return layouts
 
-    def _create(self, table: str, record: RecordSchema) -> TableLayout:
+    def _verify_existing(self, table: str, layout: TableLayout, record: RecordSchema) -> None:
+        current = layout.field_types()
+        missing = [n for n, _ in record.fields if n not in current]
+        if missing and self.catalog.latest_commit_user(table) == self.commit_user:
+            missing = []  # our own table from an earlier run: new source columns are added
+        # Type clashes alone are reported by the evolution rules, naming the column and both types.
+        if missing:
+            pks = set(self.policy.primary_keys or record.primary_keys)
+
+            def show(fields: Sequence[tuple[str, object]], keys: set[str]) -> str:
+                parts = []
+                for name, typ in fields:
+                    text = str(typ)
+                    if name in keys and not text.endswith("NOT NULL"):
+                        text += " NOT NULL"
+                    parts.append(f"`{name}` {text}")
+                return "[" + ", ".join(parts) + "]"
+
+            raise IncompatibleTable(
+                f"table '{table}': Paimon schema and source table schema are not compatible.\n"
+                f"Paimon fields are: {show(layout.fields, set(layout.primary_keys))}.\n"
+                f"Source table fields are: {show(record.fields, pks)}. "
+                f"Sync into a new table, or drop or alter the existing one."
+            )
+
+    def _create(self, table: str, record: RecordSchema, shards: Sequence[RecordSchema] = ()) -> TableLayout:
         names = [n for n, _ in record.fields]
         pks = self.policy.primary_keys or record.primary_keys
+        if not self.policy.primary_keys and any(s.primary_keys != record.primary_keys for s in shards):
+            # Shards merged into one table keep a primary key only if they all agree on it.
+            log.warning("source tables disagree on the primary key: creating an append table", table=table)
+            pks = ()
         missing = [k for k in (*pks, *self.policy.partition_keys) if k not in names]
         if missing:
             raise TableDefinitionError(

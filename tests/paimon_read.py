@@ -46,3 +46,52 @@ def read_changelog(warehouse: str, table: str, columns: tuple[str, ...] = ("id",
         for row in pa.Table.from_batches(batches).to_pylist() if batches else []:
             out.append((row["rowkind"], *(row[c] for c in columns)))
     return out
+
+
+def paimon_schema(warehouse: str, table: str) -> list[tuple[str, str]]:
+    """``[(column, Paimon type)]`` as the table's schema file says (read with pypaimon)."""
+    from pypaimon import CatalogFactory
+
+    schema = CatalogFactory.create({"warehouse": warehouse}).get_table(table).table_schema
+    return [(f.name, str(f.type)) for f in schema.fields]
+
+
+def java_rows(warehouse: str, table: str) -> list[str]:
+    """The table's rows in the notation of Paimon's Java ITCases (``+I[1, one, NULL]``), so their
+    expected results can be compared verbatim. Row order is not significant: sorted."""
+    types = dict(paimon_schema(warehouse, table))
+    rows = read_rust(warehouse, table)
+    return sorted("+I[" + ", ".join(_java(v, types[c]) for c, v in r.items()) + "]" for r in rows)
+
+
+def _java(v: Any, typ: str) -> str:
+    import datetime as dt
+    from decimal import Decimal
+
+    import numpy as np
+
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, bytes):
+        return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in v) + "]"
+    if isinstance(v, float):
+        return str(np.float32(v)) if typ.startswith("FLOAT") else repr(v)
+    if isinstance(v, Decimal):
+        return str(v)
+    if isinstance(v, dt.datetime):
+        text = v.strftime("%Y-%m-%dT%H:%M")
+        if v.second or v.microsecond:
+            text += f":{v.second:02d}"
+        if v.microsecond:
+            frac = f"{v.microsecond:06d}"
+            text += "." + (frac[:3] if frac.endswith("000") else frac)
+        return text
+    if isinstance(v, dt.date):
+        return str((v - dt.date(1970, 1, 1)).days)
+    if isinstance(v, dt.time):
+        return str(((v.hour * 60 + v.minute) * 60 + v.second) * 1000 + v.microsecond // 1000)
+    if isinstance(v, list):
+        return "[" + ", ".join(_java(x, "STRING") for x in v) + "]"
+    return str(v)
