@@ -30,6 +30,7 @@ class TypeSystem(Enum):
     """Which vocabulary ``SourceSchema.fields`` types are written in."""
 
     MYSQL = "mysql"  # canal's mysqlType, MySQL binlog column types: "varchar(10)", "int unsigned"
+    PAIMON = "paimon"  # the parser already mapped its types: Paimon SQL spelling, "DECIMAL(10, 2)"
     STRING = "string"  # the format carries no types: every column is STRING
 
 

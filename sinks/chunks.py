@@ -21,7 +21,7 @@ from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
 from schema_evolution.conversion import ConversionNotes, ValueConversionError, convert_column
 from schema_evolution.mysql_types import mysql_to_paimon
 from schema_evolution.type_mapping import TypeMappingMode
-from schema_evolution.types import PaimonType, string
+from schema_evolution.types import PaimonType, parse_type, string
 from sinks.layout import RecordSchema
 
 # Paimon's row kinds as the byte pypaimon-rust reads from the ``_VALUE_KIND`` column.
@@ -75,10 +75,14 @@ def record_schema(
     """Map a message's source schema to Paimon types (raises ``UnsupportedSourceType``)."""
     fields: list[tuple[str, PaimonType]] = []
     for name, source_type in source.fields:
-        if source.type_system is TypeSystem.MYSQL and source_type is not None:
-            fields.append((name, mysql_to_paimon(source_type, modes)))
-        else:
+        if source_type is None or source.type_system is TypeSystem.STRING:
             fields.append((name, string()))
+        elif source.type_system is TypeSystem.MYSQL:
+            fields.append((name, mysql_to_paimon(source_type, modes)))
+        elif TypeMappingMode.TO_STRING in modes:
+            fields.append((name, string()))
+        else:
+            fields.append((name, parse_type(source_type)))
     return RecordSchema(tuple(fields), primary_keys_override or source.primary_keys, source_table)
 
 
