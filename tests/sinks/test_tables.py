@@ -1,0 +1,90 @@
+"""Table creation and evolution on the driver, against a real Paimon catalog on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from schema_evolution.errors import IncompatibleTypeChange
+from schema_evolution.types import bigint, date, int_, string, varchar
+from sinks.catalog import Catalog
+from sinks.layout import RecordSchema
+from sinks.tables import IncompatibleTable, TableDefinitionError, TablePolicy, TablePreparer
+from tests.paimon_read import paimon_schema
+
+
+def _record(*fields, pks=("id",), source="shop.t") -> RecordSchema:  # type: ignore[no-untyped-def]
+    return RecordSchema(tuple(fields), tuple(pks), source)
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Catalog:
+    return Catalog(str(tmp_path / "wh"))
+
+
+def test_creates_with_source_keys_partition_keys_and_default_options(catalog: Catalog) -> None:
+    prep = TablePreparer(catalog, TablePolicy(partition_keys=("id",), table_conf={"bucket": "2"}))
+    layouts = prep.prepare([("db.t", _record(("id", int_()), ("v", varchar(5))))])
+    assert layouts["db.t"].primary_keys == ("id",) and layouts["db.t"].partition_keys == ("id",)
+    assert paimon_schema(catalog.warehouse, "db.t") == [("id", "INT NOT NULL"), ("v", "VARCHAR(5)")]
+    options = catalog._catalog.get_table("db.t").table_schema.options
+    assert options["changelog-producer"] == "input" and options["bucket"] == "2"
+
+
+def test_keys_missing_from_the_source_are_refused(catalog: Catalog) -> None:
+    prep = TablePreparer(catalog, TablePolicy(primary_keys=("nope",)))
+    with pytest.raises(TableDefinitionError, match=r"key column\(s\) \['nope'\] are not in the source table"):
+        prep.prepare([("db.t", _record(("id", int_())))])
+
+
+def test_evolves_in_source_order_within_one_batch(catalog: Catalog) -> None:
+    prep = TablePreparer(catalog, TablePolicy())
+    layouts = prep.prepare(
+        [
+            ("db.t", _record(("id", int_()), ("v", varchar(5)))),
+            ("db.t", _record(("id", int_()), ("v", varchar(50)), ("w", int_()))),
+            ("db.t", _record(("id", int_()), ("w", bigint()))),  # v dropped, w widened
+        ]
+    )
+    assert [(n, str(t)) for n, t in layouts["db.t"].fields] == [
+        ("id", "INT NOT NULL"),
+        ("v", "VARCHAR(50)"),
+        ("w", "BIGINT"),
+    ]
+
+
+def test_shards_that_disagree_on_keys_make_an_append_table(catalog: Catalog) -> None:
+    prep = TablePreparer(catalog, TablePolicy())
+    layouts = prep.prepare(
+        [
+            ("db.t", _record(("id", int_()), ("k", int_()), source="s1.t")),
+            ("db.t", _record(("id", int_()), ("k", int_()), pks=("k",), source="s2.t")),
+        ]
+    )
+    assert layouts["db.t"].primary_keys == ()
+
+
+def test_existing_foreign_table_must_be_compatible(catalog: Catalog) -> None:
+    catalog.create_table("db.t", [("k", string()), ("v1", string())], ["k"], [], {})
+    prep = TablePreparer(catalog, TablePolicy(), commit_user="me")
+    with pytest.raises(IncompatibleTable, match="Paimon schema and source table schema are not compatible"):
+        prep.prepare([("db.t", _record(("id", int_()), ("v1", varchar(10))))])
+
+
+def test_incompatible_type_change_names_table_column_and_types(catalog: Catalog) -> None:
+    prep = TablePreparer(catalog, TablePolicy())
+    prep.prepare([("db.t", _record(("id", int_()), ("d", int_())))])
+    with pytest.raises(
+        IncompatibleTypeChange, match=r"table 'db\.t', column 'd': the source type changed from INT to DATE"
+    ):
+        prep.prepare([("db.t", _record(("id", int_()), ("d", date())))])
+
+
+def test_ignore_incompatible_skips_only_the_bad_table(catalog: Catalog) -> None:
+    catalog.create_table("db.bad", [("k", string())], ["k"], [], {})
+    prep = TablePreparer(catalog, TablePolicy(ignore_incompatible=True), commit_user="me")
+    layouts = prep.prepare([("db.bad", _record(("id", int_()))), ("db.good", _record(("id", int_())))])
+    assert set(layouts) == {"db.good"}
+    assert prep.skipped == {"db.bad"}
+    assert set(prep.prepare([("db.bad", _record(("id", int_())))])) == set()  # stays skipped
