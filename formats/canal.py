@@ -33,64 +33,85 @@ _OPS = {"INSERT": Op.INSERT, "ROW": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op
 # pair keeps memory flat and lets the chunk builder compare schemas by identity.
 _SCHEMA_CACHE: dict[tuple[Any, ...], SourceSchema] = {}
 _SCHEMA_CACHE_LIMIT = 4096
+_LAST: dict[str | None, tuple[dict[str, Any], list[Any], SourceSchema]] = {}
 
 
 def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[ChangeEvent]:
     """Parse one canal-json message into change events, in the order of its rows."""
     pos = ctx.position
     root = load_object(FORMAT, value, pos)
-    database = optional(FORMAT, root, "database", str, pos)
-    table = optional(FORMAT, root, "table", str, pos)
-    es = optional(FORMAT, root, "es", int, pos)
+    get = root.get
+    database, table, es = get("database"), get("table"), get("es")
+    # Inline checks instead of helper calls: this runs for every message (see shared/DESIGN.md).
+    if not (database is None or type(database) is str):
+        optional(FORMAT, root, "database", str, pos)
+    if not (table is None or type(table) is str):
+        optional(FORMAT, root, "table", str, pos)
+    if not (es is None or type(es) is int):
+        optional(FORMAT, root, "es", int, pos)
 
-    if root.get("isDdl") is True:
+    if get("isDdl") is True:
         sql = optional(FORMAT, root, "sql", str, pos) or ""
         return [SchemaChangeEvent(database, table, sql, es)]
 
-    op_name = require(FORMAT, root, "type", str, pos)
-    op = _OPS.get(op_name.upper())
+    op_name = get("type")
+    op = _OPS.get(op_name) if type(op_name) is str else None
     if op is None:
-        raise MalformedMessage(
-            FORMAT, pos, f"unknown 'type' {op_name!r} in a non-DDL message (expected INSERT, UPDATE, DELETE)"
-        )
-    data = require(FORMAT, root, "data", list, pos)
-    schema = _schema(root, data, pos)
+        op_name = require(FORMAT, root, "type", str, pos)
+        op = _OPS.get(op_name.upper())
+        if op is None:
+            raise MalformedMessage(
+                FORMAT, pos, f"unknown 'type' {op_name!r} in a non-DDL message (expected INSERT, UPDATE, DELETE)"
+            )
+    data = get("data")
+    if type(data) is not list:
+        data = require(FORMAT, root, "data", list, pos)
+    schema = _schema(root, data, table, pos)
 
     events: list[ChangeEvent] = []
+    append = events.append
     if op is Op.UPDATE:
         old = require(FORMAT, root, "old", list, pos)
         if len(old) != len(data):
             raise MalformedMessage(FORMAT, pos, f"UPDATE has {len(data)} rows in 'data' but {len(old)} in 'old'")
         for after, changed in zip(data, old, strict=True):
-            _check_row(after, pos)
+            if type(after) is not dict:
+                _bad_row(after, pos)
             if changed is None:
                 changed = {}
-            elif not isinstance(changed, dict):
+            elif type(changed) is not dict:
                 raise MalformedMessage(FORMAT, pos, "every entry of 'old' must be an object or null")
-            events.append(DataChangeEvent(op, database, table, schema, after | changed, after, es))
+            append(DataChangeEvent(op, database, table, schema, after | changed, after, es))
     elif op is Op.INSERT:
         for after in data:
-            _check_row(after, pos)
-            events.append(DataChangeEvent(op, database, table, schema, None, after, es))
+            if type(after) is not dict:
+                _bad_row(after, pos)
+            append(DataChangeEvent(op, database, table, schema, None, after, es))
     else:
         for before in data:
-            _check_row(before, pos)
-            events.append(DataChangeEvent(op, database, table, schema, before, None, es))
+            if type(before) is not dict:
+                _bad_row(before, pos)
+            append(DataChangeEvent(op, database, table, schema, before, None, es))
     return events
 
 
-def _check_row(row: Any, pos: Any) -> None:
-    if not isinstance(row, dict):
-        raise MalformedMessage(FORMAT, pos, f"every entry of 'data' must be an object, got {type(row).__name__}")
+def _bad_row(row: Any, pos: Any) -> None:
+    raise MalformedMessage(FORMAT, pos, f"every entry of 'data' must be an object, got {type(row).__name__}")
 
 
-def _schema(root: dict[str, Any], data: list[Any], pos: Any) -> SourceSchema:
+def _schema(root: dict[str, Any], data: list[Any], table: str | None, pos: Any) -> SourceSchema:
     mysql_type = optional(FORMAT, root, "mysqlType", dict, pos)
     pk_names = optional(FORMAT, root, "pkNames", list, pos) or []
     if mysql_type is not None:
+        # Fast path: the same types as this table's previous message (a C-level dict comparison,
+        # cheaper than building the cache key).
+        last = _LAST.get(table)
+        if last is not None and last[0] == mysql_type and last[1] == pk_names:
+            return last[2]
         key: tuple[Any, ...] = (tuple(mysql_type.items()), tuple(pk_names))
         cached = _SCHEMA_CACHE.get(key)
         if cached is not None:
+            _LAST[table] = (mysql_type, pk_names, cached)
             return cached
         fields: list[tuple[str, str | None]] = []
         for name, typ in mysql_type.items():
@@ -100,7 +121,9 @@ def _schema(root: dict[str, Any], data: list[Any], pos: Any) -> SourceSchema:
         schema = SourceSchema(tuple(fields), tuple(str(k) for k in pk_names), TypeSystem.MYSQL)
         if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_LIMIT:
             _SCHEMA_CACHE.clear()
+            _LAST.clear()
         _SCHEMA_CACHE[key] = schema
+        _LAST[table] = (mysql_type, pk_names, schema)
         return schema
     # Without mysqlType, Paimon types every column STRING; the columns are those of the rows.
     names: dict[str, None] = {}

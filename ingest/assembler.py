@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from formats import get_parser
 from formats.errors import MalformedMessage, SourcePosition
-from formats.events import DataChangeEvent, MessageContext, SourceSchema
+from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
 from ingest.routing import TableRouter
 from schema_evolution.conversion import ConversionNotes
 from schema_evolution.mysql_types import UnsupportedSourceType
@@ -44,13 +44,14 @@ class ChunkAssembler:
     partition: int
     notes: ConversionNotes = field(default_factory=ConversionNotes)
     messages: int = 0
-    events: int = 0
 
     def __post_init__(self) -> None:
         self._parse = get_parser(self.spec.format)
         self._modes = parse_type_mapping(self.spec.type_mapping)
         self._builders: dict[str, ChunkBuilder] = {}
-        self._events: dict[str, int] = {}
+        self._route = self.spec.router.route
+        self._database_sync = self.spec.router.table is None
+        self._chunk_rows = self.spec.chunk_rows
         self._ready: list[dict[str, Any]] = []
         self._seq = 0
         self._record_schemas: dict[tuple[SourceSchema, str], RecordSchema] = {}
@@ -59,29 +60,30 @@ class ChunkAssembler:
         self.messages += 1
         position = SourcePosition(self.topic, self.partition, offset)
         events = self._parse(value, key, MessageContext(position, timestamp_ms))
+        route = self._route
+        builders = self._builders
         for event in events:
-            if event.table is None and self.spec.router.table is None:
+            if event.table is None and self._database_sync:
                 raise MalformedMessage(
                     self.spec.format,
                     position,
                     "the message names no source table, so kafka-sync-database cannot route it "
                     "(use kafka-sync-table to sync such a topic into one table)",
                 )
-            target = self.spec.router.route(event.database, event.table)
+            target = route(event.database, event.table)
             if target is None:
                 continue
-            if not isinstance(event, DataChangeEvent):
+            if type(event) is not DataChangeEvent:
+                assert isinstance(event, SchemaChangeEvent)
                 self._ddl(target, event.ddl, offset)
                 continue
-            builder = self._builders.get(target)
+            builder = builders.get(target)
             if builder is None or (builder.source is not event.schema and builder.source != event.schema):
                 if builder is not None:
                     self._flush(target)
                 builder = self._new_builder(target, event, position)
             builder.add(event, offset)
-            self._events[target] = self._events.get(target, 0) + 1
-            self.events += 1
-            if len(builder) >= self.spec.chunk_rows:
+            if len(builder.kinds) >= self._chunk_rows:
                 self._flush(target)
 
     def take(self) -> pa.RecordBatch | None:
@@ -124,7 +126,7 @@ class ChunkAssembler:
                 batch.num_rows,
                 serialize_batch(batch),
                 None,
-                self._events.pop(target, 0),
+                builder.events,
             )
         )
 

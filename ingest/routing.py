@@ -28,8 +28,22 @@ class TableRouter:
     def _excluding(self) -> re.Pattern[str] | None:
         return re.compile(self.excluding) if self.excluding else None
 
+    @cached_property
+    def _routes(self) -> dict[tuple[str | None, str | None], str | None]:
+        return {}
+
     def route(self, source_database: str | None, source_table: str | None) -> str | None:
         """The target ``database.table``, or None when the source table is not synced."""
+        key = (source_database, source_table)
+        routes = self._routes
+        if key in routes:  # called per event: remember each source table's answer
+            return routes[key]
+        if len(routes) > 100_000:
+            routes.clear()
+        target = routes[key] = self._route(source_database, source_table)
+        return target
+
+    def _route(self, source_database: str | None, source_table: str | None) -> str | None:
         if self.table is not None:
             return f"{self.database}.{self.table}"
         if not source_table:

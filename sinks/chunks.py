@@ -11,7 +11,9 @@ This module is the one place where an event's ``Op`` becomes Paimon row kinds: a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -99,8 +101,10 @@ class ChunkBuilder:
     rows: list[Any] = field(default_factory=list)
     kinds: list[int] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)
+    events: int = 0
 
     def add(self, event: DataChangeEvent, offset: int) -> None:
+        self.events += 1
         op = event.op
         if op is Op.INSERT:
             self.rows.append(event.after)
@@ -127,8 +131,8 @@ class ChunkBuilder:
         source_types = dict(self.source.fields)
         arrays: list[pa.Array] = []
         names: list[str] = []
-        for name, typ in self.schema.fields:
-            values = [row.get(name) for row in self.rows]
+        columns = _columns(self.rows, [name for name, _ in self.schema.fields])
+        for (name, typ), values in zip(self.schema.fields, columns, strict=True):
             try:
                 arrays.append(convert_column(name, values, typ, source_types.get(name), notes))
             except ValueConversionError as exc:
@@ -138,6 +142,19 @@ class ChunkBuilder:
         arrays.append(pa.array(self.kinds, pa.int8()))
         names.append(VALUE_KIND)
         return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _columns(rows: list[Any], names: list[str]) -> list[Sequence[Any]]:
+    """Rows (dicts) to columns. Rows of CDC messages nearly always have every column, so take them
+    all at once with a C-level getter and transpose; fall back to ``get`` when one lacks a key."""
+    if not rows:
+        return [[] for _ in names]
+    if len(names) == 1:
+        return [[row.get(names[0]) for row in rows]]
+    try:
+        return list(zip(*map(itemgetter(*names), rows), strict=True))
+    except KeyError:
+        return [[row.get(name) for row in rows] for name in names]
 
 
 def serialize_batch(batch: pa.RecordBatch) -> bytes:
