@@ -1,6 +1,7 @@
 """Source values (as CDC formats deliver them, mostly text) to typed Arrow columns.
 
-Conversions are exact: a value that does not fit its column type (a DECIMAL with more digits than
+Conversions are exact — except TIME, which Paimon stores as milliseconds of the day, so digits
+below the millisecond are dropped: a value that does not fit its column type (a DECIMAL with more digits than
 its scale, an INT out of range, text that is no number) raises ``ValueConversionError`` naming
 the row, instead of being rounded or nulled. The only values nulled are MySQL's zero dates
 ('0000-00-00'), which no date type can hold; they are counted so the caller can warn.
@@ -61,8 +62,8 @@ def convert_column(
     try:
         return _convert(column, values, target, source_type, notes)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, TypeError, OverflowError) as exc:
-        row, value = _first_bad(column, values, target, source_type)
-        raise ValueConversionError(column, target, row, value, str(exc).split("\n")[0]) from None
+        row, value, reason = _first_bad(column, values, target, source_type)
+        raise ValueConversionError(column, target, row, value, reason or str(exc).split("\n")[0]) from None
 
 
 def _convert(
@@ -197,11 +198,13 @@ def _null_zero_dates(column: str, text: pa.Array, notes: ConversionNotes | None)
     return pc.if_else(zero, pa.scalar(None, pa.string()), text)
 
 
-def _first_bad(column: str, values: Sequence[Any], target: PaimonType, source_type: str | None) -> tuple[int, Any]:
-    """Find the first value that fails on its own (values are re-converted one at a time)."""
+def _first_bad(
+    column: str, values: Sequence[Any], target: PaimonType, source_type: str | None
+) -> tuple[int, Any, str | None]:
+    """The first value that fails on its own, and why (values are re-converted one at a time)."""
     for i, v in enumerate(values):
         try:
             _convert(column, [v], target, source_type, None)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, TypeError, OverflowError):
-            return i, v
-    return 0, values[0] if values else None
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, TypeError, OverflowError) as exc:
+            return i, v, str(exc).split("\n")[0]
+    return 0, values[0] if values else None, None

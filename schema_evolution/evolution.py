@@ -13,7 +13,8 @@ from enum import Enum
 
 from schema_evolution.errors import IncompatibleTypeChange
 from schema_evolution.type_mapping import TypeMappingMode
-from schema_evolution.types import MAX_LENGTH, PaimonType, Root
+from schema_evolution.types import PaimonType, Root
+from schema_evolution.types import decimal as decimal_type
 
 
 class Verdict(Enum):
@@ -58,15 +59,26 @@ def can_convert(old: PaimonType, new: PaimonType, modes: frozenset[TypeMappingMo
     if old.root is Root.DECIMAL and new.root is Root.DECIMAL:
         if TypeMappingMode.DECIMAL_NO_CHANGE in modes:
             return Verdict.IGNORE
-        o_p, o_s, n_p, n_s = old.length or 0, old.scale or 0, new.length or 0, new.scale or 0
-        return Verdict.CONVERT if o_p <= n_p and o_s <= n_s else Verdict.IGNORE
+        # As Paimon: ignore a decimal the column already holds; otherwise convert (to the type that
+        # holds both, see ``decimal_union``, where Paimon would take the new type and drop digits).
+        fits = (new.length or 0) - (new.scale or 0) <= (old.length or 0) - (old.scale or 0) and (new.scale or 0) <= (
+            old.scale or 0
+        )
+        return Verdict.IGNORE if fits else Verdict.CONVERT
     if old.root in _TIMESTAMPS and new.root in _TIMESTAMPS and old.root is new.root:
         return Verdict.CONVERT if (old.length or 0) <= (new.length or 0) else Verdict.IGNORE
     if old.root is Root.TIME and new.root is Root.TIME:
         return Verdict.CONVERT if (old.length or 0) <= (new.length or 0) else Verdict.IGNORE
-    if TypeMappingMode.ALLOW_NON_STRING_TO_STRING in modes and new.root is Root.VARCHAR and new.length == MAX_LENGTH:
+    if TypeMappingMode.ALLOW_NON_STRING_TO_STRING in modes and new.root in _STRINGS and old.root not in _STRINGS:
         return Verdict.CONVERT
     return Verdict.EXCEPTION
+
+
+def decimal_union(a: PaimonType, b: PaimonType) -> PaimonType:
+    """The narrowest DECIMAL that holds every value of both (capped at Paimon's 38 digits)."""
+    scale = max(a.scale or 0, b.scale or 0)
+    integer = max((a.length or 0) - (a.scale or 0), (b.length or 0) - (b.scale or 0))
+    return decimal_type(min(integer + scale, 38), scale)
 
 
 def diff(
@@ -90,7 +102,8 @@ def diff(
             continue
         verdict = can_convert(old, new, modes)
         if verdict is Verdict.CONVERT:
-            changes.append(UpdateColumnType(name, old, new.with_nullable(old.nullable)))
+            target = decimal_union(old, new) if old.root is new.root is Root.DECIMAL else new
+            changes.append(UpdateColumnType(name, old, target.with_nullable(old.nullable)))
         elif verdict is Verdict.EXCEPTION:
             raise IncompatibleTypeChange(
                 table,
