@@ -48,7 +48,7 @@ def messages(count: int, keys: int = 200_000, seed: int = 42) -> Iterator[tuple[
     next_key = 0
     for i in range(count):
         roll = rnd.random()
-        if (roll < 0.5 or len(live) < 100) and next_key < keys or not live:
+        if ((roll < 0.5 or len(live) < 100) and next_key < keys) or not live:
             key = next_key
             next_key += 1
             versions[key] = 0

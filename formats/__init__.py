@@ -8,26 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from formats import canal
+from formats import aliyun, aws_dms, canal, debezium, json_plain, maxwell, ogg
 from formats.events import ChangeEvent, MessageContext
 
 Parser = Callable[[bytes | None, bytes | None, MessageContext], list[ChangeEvent]]
 
 PARSERS: dict[str, Parser] = {
-    canal.FORMAT: canal.parse,
+    module.FORMAT: module.parse for module in (canal, debezium, maxwell, ogg, aws_dms, aliyun, json_plain)
 }
 
 # Formats Paimon's Kafka actions accept that a later release of lakecdc will parse.
-PLANNED_FORMATS = (
-    "debezium-json",
-    "debezium-avro",
-    "debezium-bson",
-    "maxwell-json",
-    "ogg-json",
-    "aws-dms-json",
-    "aliyun-json",
-    "json",
-)
+PLANNED_FORMATS = ("debezium-avro", "debezium-bson")
 
 
 def get_parser(name: str) -> Parser:

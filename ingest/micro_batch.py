@@ -76,36 +76,35 @@ class MicroBatchProcessor:
         bound = log.bind(batch=batch_id)
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            plan = (
-                df.groupBy("table", "schema", "ddl")
-                .agg(
-                    F.min(F.struct("topic", "kafka_partition", "first_offset", "seq")).alias("pos"),
-                    F.sum("rows").alias("rows"),
-                    F.sum("events").alias("events"),
-                )
-                .collect()
-            )
+            # One small row per chunk (never data): the plan of the batch. Reading it computes the
+            # cached chunks; no shuffle is needed for it.
+            meta = df.select(*_ORDER, "schema", "rows", "events", "ddl").collect()
             planned = time.monotonic()
-            if not plan:
+            if not meta:
                 return
-            plan.sort(key=lambda r: (r["pos"]["topic"], r["pos"]["kafka_partition"], r["pos"]["first_offset"]))
-            for r in plan:
+            meta.sort(key=lambda r: (r["topic"], r["kafka_partition"], r["first_offset"], r["seq"]))
+            schemas: list[tuple[str, RecordSchema]] = []
+            seen: set[tuple[str, str]] = set()
+            for r in meta:
                 if r["ddl"] is not None:
                     # Paimon's CDC semantics: the schema follows the types carried by data messages;
                     # DDL messages are acknowledged and carry no rows.
                     bound.info("DDL message seen; schema follows the data messages", table=r["table"], ddl=r["ddl"])
-            schemas = [(r["table"], RecordSchema.from_json(r["schema"])) for r in plan if r["schema"] is not None]
+                elif (r["table"], r["schema"]) not in seen:
+                    seen.add((r["table"], r["schema"]))
+                    schemas.append((r["table"], RecordSchema.from_json(r["schema"])))
             layouts = self.preparer.prepare(schemas)
             tables = [t for t in dict.fromkeys(t for t, _ in schemas) if t in layouts]
             if not tables:
                 return
             ctx = WriteContext(self.warehouse, self.catalog_options, self.commit_user, batch_id, layouts)
             data = df.where(F.col("rows") > 0)
-            if self.preparer.skipped:
-                data = data.where(~F.col("table").isin(sorted(self.preparer.skipped)))
+            # One write task per table, reading the cached chunks in input-partition order, which is
+            # Kafka order within each partition (ranges are planned in offset order): one writer per
+            # table and source order, without a shuffle or a sort.
+            per_table = [data.where(F.col("table") == t).coalesce(1) for t in tables]
             messages = (
-                data.repartition(min(len(tables), self.parallelism * 4), "table")
-                .sortWithinPartitions(*_ORDER)
+                functools.reduce(lambda a, b: a.union(b), per_table)
                 .mapInArrow(functools.partial(_write_task, ctx=ctx), COMMIT_MESSAGE_DDL)
                 .collect()
             )
@@ -120,14 +119,14 @@ class MicroBatchProcessor:
                     self.stats.commits += 1
                 else:
                     self.stats.skipped_commits += 1
-            rows = sum(r["rows"] for r in plan if r["schema"] is not None and r["table"] in layouts)
-            events = sum(r["events"] for r in plan if r["schema"] is not None and r["table"] in layouts)
+            synced = [r for r in meta if r["schema"] is not None and r["table"] in layouts]
+            rows = sum(r["rows"] for r in synced)
+            events = sum(r["events"] for r in synced)
             self.stats.batches += 1
             self.stats.rows += rows
             self.stats.events += events
-            for r in plan:
-                if r["schema"] is not None and r["table"] in layouts:
-                    self.stats.per_table[r["table"]] += r["events"]
+            for r in synced:
+                self.stats.per_table[r["table"]] += r["events"]
             bound.info(
                 "micro-batch committed",
                 tables=len(tables),

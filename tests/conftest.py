@@ -12,7 +12,8 @@ SAMPLES = ROOT.parent / "shared" / "cdc-samples" / "paimon-kafka"
 
 def sample_messages(path: Path) -> list[bytes]:
     """The messages of one Paimon sample file: one JSON document per line after the licence header."""
-    return [line.encode() for line in path.read_text().splitlines() if line.startswith("{")]
+    lines = (line.strip() for line in path.read_text().splitlines())
+    return [line.encode() for line in lines if line.startswith("{")]
 
 
 @pytest.fixture(scope="session")

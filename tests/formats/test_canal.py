@@ -125,6 +125,6 @@ def test_null_value_is_malformed() -> None:
 def test_registry_knows_canal_and_names_the_known_formats() -> None:
     assert get_parser("canal-json") is parse
     with pytest.raises(ValueError, match="not yet supported"):
-        get_parser("debezium-json")
-    with pytest.raises(ValueError, match="known formats: canal-json"):
+        get_parser("debezium-avro")
+    with pytest.raises(ValueError, match="known formats: aliyun-json, aws-dms-json, canal-json, debezium-json"):
         get_parser("protobuf")

@@ -125,9 +125,9 @@ def test_refused_before_start(extra: list[str], message: str, capsys: pytest.Cap
 def test_value_format_that_is_planned_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["kafka_sync_table", "--warehouse", "/w", "--database", "d", "--table", "t"]
     argv += ["--kafka_conf", "properties.bootstrap.servers=x", "--kafka_conf", "topic=t"]
-    argv += ["--kafka_conf", "value.format=maxwell-json"]
+    argv += ["--kafka_conf", "value.format=debezium-avro"]
     assert main(argv) == 2
-    assert "value.format 'maxwell-json' is not yet supported" in capsys.readouterr().err
+    assert "value.format 'debezium-avro' is not yet supported" in capsys.readouterr().err
 
 
 def test_planned_actions_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
