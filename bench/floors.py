@@ -54,7 +54,7 @@ def floor(bootstrap: str, topic: str, partitions: int, total: int, warehouse: st
     pending = 0
     batch_id = 0
     for msgs in _consume_all(bootstrap, topic, partitions, total):
-        for chunks in assemble(spec, topic, 0, ((m.value(), m.key(), m.offset(), None) for m in msgs)):
+        for chunks in assemble(spec, topic, 0, ((m.value(), m.key(), m.offset(), None, 0) for m in msgs)):
             for row in chunks.to_pylist():
                 if table is None:
                     record = RecordSchema.from_json(row["schema"])

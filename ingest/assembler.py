@@ -20,7 +20,14 @@ from ingest.routing import TableRouter
 from schema_evolution.conversion import ConversionNotes
 from schema_evolution.mysql_types import UnsupportedSourceType
 from schema_evolution.type_mapping import parse_type_mapping
-from sinks.chunks import CHUNK_SCHEMA, DEFAULT_CHUNK_ROWS, ChunkBuilder, record_schema, serialize_batch
+from sinks.chunks import (
+    CHUNK_SCHEMA,
+    DEFAULT_CHUNK_ROWS,
+    ChunkBuilder,
+    MetadataSpec,
+    record_schema,
+    serialize_batch,
+)
 from sinks.layout import RecordSchema
 
 
@@ -33,6 +40,8 @@ class ParseSpec:
     primary_keys: tuple[str, ...] = ()
     type_mapping: str = ""
     chunk_rows: int = DEFAULT_CHUNK_ROWS
+    metadata_columns: tuple[str, ...] = ()
+    metadata_prefix: str = ""
 
 
 @dataclass
@@ -52,11 +61,16 @@ class ChunkAssembler:
         self._route = self.spec.router.route
         self._database_sync = self.spec.router.table is None
         self._chunk_rows = self.spec.chunk_rows
+        self._metadata = (
+            MetadataSpec(self.spec.metadata_columns, self.spec.metadata_prefix) if self.spec.metadata_columns else None
+        )
         self._ready: list[dict[str, Any]] = []
         self._seq = 0
         self._record_schemas: dict[tuple[SourceSchema, str], RecordSchema] = {}
 
-    def add(self, value: bytes | None, key: bytes | None, offset: int, timestamp_ms: int | None) -> None:
+    def add(
+        self, value: bytes | None, key: bytes | None, offset: int, timestamp_ms: int | None, ts_type: int = 0
+    ) -> None:
         self.messages += 1
         position = SourcePosition(self.topic, self.partition, offset)
         events = self._parse(value, key, MessageContext(position, timestamp_ms))
@@ -82,7 +96,7 @@ class ChunkAssembler:
                 if builder is not None:
                     self._flush(target)
                 builder = self._new_builder(target, event, position)
-            builder.add(event, offset)
+            builder.add(event, offset, timestamp_ms, ts_type)
             if len(builder.kinds) >= self._chunk_rows:
                 self._flush(target)
 
@@ -104,11 +118,13 @@ class ChunkAssembler:
         schema = self._record_schemas.get(key)
         if schema is None:
             try:
-                schema = record_schema(event.schema, source_table, self._modes, self.spec.primary_keys)
+                schema = record_schema(event.schema, source_table, self._modes, self.spec.primary_keys, self._metadata)
             except UnsupportedSourceType as exc:
                 raise MalformedMessage(self.spec.format, position, f"table '{source_table}': {exc}") from None
             self._record_schemas[key] = schema
-        builder = ChunkBuilder(target, event.schema, schema, self.spec.format, self.topic, self.partition)
+        builder = ChunkBuilder(
+            target, event.schema, schema, self.spec.format, self.topic, self.partition, metadata=self._metadata
+        )
         self._builders[target] = builder
         return builder
 
@@ -177,17 +193,16 @@ class GcPaused:
             gc.enable()
 
 
-def assemble(
-    spec: ParseSpec,
-    topic: str,
-    partition: int,
-    messages: Iterator[tuple[bytes | None, bytes | None, int, int | None]],
-) -> Iterator[pa.RecordBatch]:
-    """Chunk-row batches for ``(value, key, offset, timestamp_ms)`` messages of one partition."""
+Message = tuple[bytes | None, bytes | None, int, int | None, int]
+
+
+def assemble(spec: ParseSpec, topic: str, partition: int, messages: Iterator[Message]) -> Iterator[pa.RecordBatch]:
+    """Chunk-row batches for ``(value, key, offset, timestamp_ms, timestamp_type)`` messages of
+    one partition."""
     assembler = ChunkAssembler(spec, topic, partition)
     with GcPaused():
-        for value, key, offset, ts in messages:
-            assembler.add(value, key, offset, ts)
+        for value, key, offset, ts, ts_type in messages:
+            assembler.add(value, key, offset, ts, ts_type)
             if assembler._ready:
                 batch = assembler.take()
                 if batch is not None:

@@ -73,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
         _opt(p, "primary-keys", default=None, help="comma-separated primary keys (default: the source's)")
         _opt(p, "type-mapping", default="", help="comma-separated type mapping options")
         _opt(p, "computed-column", action="append", default=None, help="name=expr (not yet supported)")
-        _opt(p, "metadata-column", action="append", default=None, help="metadata column (not yet supported)")
-        _opt(p, "metadata-column-prefix", default=None, help=argparse.SUPPRESS)
+        _opt(p, "metadata-column", action="append", default=None, help="metadata columns, e.g. topic,offset,op_ts")
+        _opt(p, "metadata-column-prefix", default=None, help="prefix of the metadata columns' names")
         _opt(p, "kafka-conf", action="append", help="Kafka source option key=value (repeatable)")
         _opt(p, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
         _opt(p, "table-conf", action="append", help="Paimon table option key=value (repeatable)")
@@ -105,7 +105,6 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "table_suffix_db": "--table-suffix-db",
         "table_mapping": "--table-mapping",
         "multiple_table_partition_keys": "--multiple-table-partition-keys",
-        "metadata_column_prefix": "--metadata-column-prefix",
     }
     for dest, flag in planned.items():
         if getattr(args, dest, None):
@@ -118,7 +117,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "primary_keys": _csv(args.primary_keys),
         "type_mapping": args.type_mapping or "",
         "computed_columns": tuple(args.computed_column or ()),
-        "metadata_columns": tuple(args.metadata_column or ()),
+        "metadata_columns": tuple(c.strip() for m in args.metadata_column or () for c in m.split(",") if c.strip()),
+        "metadata_column_prefix": args.metadata_column_prefix or "",
         "kafka_conf": _kv(args.kafka_conf, "kafka-conf"),
         "catalog_conf": _kv(args.catalog_conf, "catalog-conf"),
         "table_conf": _kv(args.table_conf, "table-conf"),

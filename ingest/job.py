@@ -111,6 +111,8 @@ def source_spec(settings: SyncSettings, parallelism: int) -> KafkaSourceSpec:
             router=router,
             primary_keys=settings.primary_keys,
             type_mapping=settings.type_mapping,
+            metadata_columns=settings.metadata_columns,
+            metadata_prefix=settings.metadata_column_prefix,
         ),
         min_partitions=parallelism,
     )

@@ -91,6 +91,7 @@ class KafkaSourceSpec:
         if parse is not None:
             parse["router"] = TableRouter(**parse["router"])
             parse["primary_keys"] = tuple(parse["primary_keys"])
+            parse["metadata_columns"] = tuple(parse["metadata_columns"])
             parse = ParseSpec(**parse)
         d["topics"] = tuple(d["topics"])
         return KafkaSourceSpec(parse=parse, **d)
@@ -293,12 +294,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.spec.parse is None:
             yield from _raw_batches(partition, messages)
         else:
-            yield from assemble(
-                self.spec.parse,
-                partition.topic,
-                partition.partition,
-                ((v, k, off, ts) for v, k, off, ts, _ in messages),
-            )
+            yield from assemble(self.spec.parse, partition.topic, partition.partition, messages)
 
     def commit(self, end: dict) -> None:
         # Offsets live in the checkpoint; committing them to the consumer group too lets Kafka

@@ -11,6 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from formats import get_parser
 from schema_evolution.type_mapping import parse_type_mapping
+from sinks.chunks import METADATA_TYPES
 from sinks.options import validate_table_options
 
 Action = Literal["kafka-sync-table", "kafka-sync-database"]
@@ -41,7 +42,8 @@ class SyncSettings(BaseSettings):
     primary_keys: tuple[str, ...] = Field((), description="primary keys; default: the source's")
     type_mapping: str = Field("", description="comma-separated --type-mapping options")
     computed_columns: tuple[str, ...] = Field((), description="not yet supported")
-    metadata_columns: tuple[str, ...] = Field((), description="not yet supported")
+    metadata_columns: tuple[str, ...] = Field((), description="metadata columns to add, e.g. topic,offset,op_ts")
+    metadata_column_prefix: str = Field("", description="prefix of the metadata columns' names")
     kafka_conf: dict[str, str] = Field(default_factory=dict, description="Kafka source options")
     catalog_conf: dict[str, str] = Field(default_factory=dict, description="Paimon catalog options")
     table_conf: dict[str, str] = Field(default_factory=dict, description="Paimon table options")
@@ -77,8 +79,9 @@ class SyncSettings(BaseSettings):
             raise ValueError("kafka-sync-table needs --table")
         if self.computed_columns:
             raise ValueError("--computed-column is not yet supported by lakecdc (planned; see README)")
-        if self.metadata_columns:
-            raise ValueError("--metadata-column is not yet supported by lakecdc (planned; see README)")
+        unknown = [c for c in self.metadata_columns if c not in METADATA_TYPES]
+        if unknown:
+            raise ValueError(f"unknown --metadata-column {unknown}; known: {', '.join(METADATA_TYPES)}")
         parse_type_mapping(self.type_mapping)
         for key in self.kafka_conf:
             if not key.startswith("properties.") and key not in KAFKA_CONF_KEYS:

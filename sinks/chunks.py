@@ -20,10 +20,11 @@ import pyarrow as pa
 
 from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
+from schema_evolution.arrow_types import to_arrow
 from schema_evolution.conversion import ConversionNotes, ValueConversionError, convert_column
 from schema_evolution.mysql_types import mysql_to_paimon
 from schema_evolution.type_mapping import TypeMappingMode
-from schema_evolution.types import PaimonType, parse_type, string
+from schema_evolution.types import PaimonType, bigint, int_, parse_type, string, timestamp_ltz
 from sinks.layout import RecordSchema
 
 # Paimon's row kinds as the byte pypaimon-rust reads from the ``_VALUE_KIND`` column.
@@ -67,12 +68,37 @@ CHUNK_DDL = ", ".join(
 
 DEFAULT_CHUNK_ROWS = 32768
 
+# Metadata columns (``--metadata-column``): Kafka's facts about the message and the message's own.
+METADATA_TYPES: dict[str, PaimonType] = {
+    "topic": string(),
+    "partition": int_(),
+    "offset": bigint(),
+    "timestamp": timestamp_ltz(3),
+    "timestamp_type": string(),
+    "database_name": string(),
+    "table_name": string(),
+    "op_ts": timestamp_ltz(3),
+}
+TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
+
+
+@dataclass(frozen=True)
+class MetadataSpec:
+    """Which metadata columns to add, under which names (``prefix`` + name)."""
+
+    columns: tuple[str, ...] = ()
+    prefix: str = ""
+
+    def fields(self) -> tuple[tuple[str, PaimonType], ...]:
+        return tuple((self.prefix + c, METADATA_TYPES[c]) for c in self.columns)
+
 
 def record_schema(
     source: SourceSchema,
     source_table: str,
     modes: frozenset[TypeMappingMode],
     primary_keys_override: tuple[str, ...] = (),
+    metadata: MetadataSpec | None = None,
 ) -> RecordSchema:
     """Map a message's source schema to Paimon types (raises ``UnsupportedSourceType``)."""
     fields: list[tuple[str, PaimonType]] = []
@@ -85,6 +111,8 @@ def record_schema(
             fields.append((name, string()))
         else:
             fields.append((name, parse_type(source_type)))
+    if metadata is not None:
+        fields.extend(metadata.fields())
     return RecordSchema(tuple(fields), primary_keys_override or source.primary_keys, source_table)
 
 
@@ -102,9 +130,17 @@ class ChunkBuilder:
     kinds: list[int] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)
     events: int = 0
+    metadata: MetadataSpec | None = None
+    # per row image, when metadata columns are asked for: (timestamp_ms, timestamp_type, event)
+    meta_rows: list[tuple[int | None, int, DataChangeEvent]] = field(default_factory=list)
 
-    def add(self, event: DataChangeEvent, offset: int) -> None:
+    def add(self, event: DataChangeEvent, offset: int, timestamp_ms: int | None = None, ts_type: int = 0) -> None:
         self.events += 1
+        if self.metadata is not None:
+            meta = (timestamp_ms, ts_type, event)
+            self.meta_rows.append(meta)
+            if event.op is Op.UPDATE:
+                self.meta_rows.append(meta)
         op = event.op
         if op is Op.INSERT:
             self.rows.append(event.after)
@@ -125,23 +161,58 @@ class ChunkBuilder:
     def __len__(self) -> int:
         return len(self.kinds)
 
+    def _metadata_column(self, column: str) -> pa.Array:
+        typ = METADATA_TYPES[column]
+        values = _metadata_values(self, column)
+        if column in ("timestamp", "op_ts"):  # epoch milliseconds
+            return pa.array(values, pa.int64()).cast(pa.timestamp("ms", tz="UTC"))
+        return pa.array(values, to_arrow(typ))
+
     def to_batch(self, notes: ConversionNotes) -> pa.RecordBatch:
         """The rows as typed Arrow columns plus ``_VALUE_KIND``, or ``MalformedMessage`` naming
         the offset of the first value that does not convert."""
         source_types = dict(self.source.fields)
         arrays: list[pa.Array] = []
         names: list[str] = []
-        columns = _columns(self.rows, [name for name, _ in self.schema.fields])
-        for (name, typ), values in zip(self.schema.fields, columns, strict=True):
+        data_fields = self.schema.fields
+        if self.metadata is not None and self.metadata.columns:
+            data_fields = data_fields[: -len(self.metadata.columns)]
+        columns = _columns(self.rows, [name for name, _ in data_fields])
+        for (name, typ), values in zip(data_fields, columns, strict=True):
             try:
                 arrays.append(convert_column(name, values, typ, source_types.get(name), notes))
             except ValueConversionError as exc:
                 position = SourcePosition(self.topic, self.partition, self.offsets[exc.row])
                 raise MalformedMessage(self.fmt, position, f"table '{self.schema.source_table}': {exc}") from None
             names.append(name)
+        if self.metadata is not None:
+            for column in self.metadata.columns:
+                arrays.append(self._metadata_column(column))
+                names.append(self.metadata.prefix + column)
         arrays.append(pa.array(self.kinds, pa.int8()))
         names.append(VALUE_KIND)
         return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _metadata_values(builder: ChunkBuilder, column: str) -> list[Any]:
+    n = len(builder.kinds)
+    if column == "topic":
+        return [builder.topic] * n
+    if column == "partition":
+        return [builder.partition] * n
+    if column == "offset":
+        return list(builder.offsets)
+    if column == "timestamp":
+        return [ts for ts, _, _ in builder.meta_rows]
+    if column == "timestamp_type":
+        return [TIMESTAMP_TYPES.get(t, str(t)) for _, t, _ in builder.meta_rows]
+    if column == "database_name":
+        return [e.database for _, _, e in builder.meta_rows]
+    if column == "table_name":
+        return [e.table for _, _, e in builder.meta_rows]
+    if column == "op_ts":
+        return [e.op_ts_ms for _, _, e in builder.meta_rows]
+    raise ValueError(f"unknown metadata column '{column}'")
 
 
 def _columns(rows: list[Any], names: list[str]) -> list[Sequence[Any]]:

@@ -104,7 +104,7 @@ def test_dash_spelling_and_spark_side_options() -> None:
     ("extra", "message"),
     [
         (["--computed_column", "y=year(ts)"], "--computed-column is not yet supported"),
-        (["--metadata_column", "topic"], "--metadata-column is not yet supported"),
+        (["--metadata_column", "topic,nope"], "unknown --metadata-column ['nope']"),
         (["--table_conf", "changelog-producer=lookup"], "changelog-producer=lookup is not supported"),
         (["--table_conf", "merge-engine=first-row"], "merge-engine=first-row is not supported"),
         (["--table_conf", "bucket=-2"], "bucket=-2 is not supported"),

@@ -10,7 +10,15 @@ from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
 from schema_evolution.conversion import ConversionNotes
 from schema_evolution.type_mapping import TypeMappingMode
 from schema_evolution.types import decimal, int_, string, timestamp, varchar
-from sinks.chunks import ROW_KIND_NAMES, VALUE_KIND, ChunkBuilder, deserialize_batch, record_schema, serialize_batch
+from sinks.chunks import (
+    ROW_KIND_NAMES,
+    VALUE_KIND,
+    ChunkBuilder,
+    MetadataSpec,
+    deserialize_batch,
+    record_schema,
+    serialize_batch,
+)
 
 SOURCE = SourceSchema(
     (("id", "int"), ("name", "varchar(10)"), ("amount", "decimal(8,2)"), ("ts", "datetime(3)")),
@@ -61,3 +69,30 @@ def test_a_value_that_does_not_convert_names_its_offset() -> None:
         b.to_batch(ConversionNotes())
     assert "topic 'cdc', partition 0, offset 8" in str(info.value)
     assert "column 'id' (INT)" in str(info.value)
+
+
+def test_metadata_columns_follow_each_row_image() -> None:
+    meta = MetadataSpec(("topic", "partition", "offset", "timestamp", "timestamp_type", "table_name", "op_ts"), "k_")
+    schema = record_schema(SOURCE, "shop.orders", frozenset(), metadata=meta)
+    assert [n for n, _ in schema.fields][-7:] == [
+        "k_topic",
+        "k_partition",
+        "k_offset",
+        "k_timestamp",
+        "k_timestamp_type",
+        "k_table_name",
+        "k_op_ts",
+    ]
+    b = ChunkBuilder("ods.orders", SOURCE, schema, "canal-json", "cdc", 2, metadata=meta)
+    row = {"id": "1", "name": "a", "amount": "1.50", "ts": None}
+    b.add(_event(Op.INSERT, None, row), 10, 1_700_000_000_123, 1)
+    b.add(_event(Op.UPDATE, row, {**row, "name": "b"}), 11, 1_700_000_000_456, 2)
+    batch = b.to_batch(ConversionNotes())
+    assert batch.column("k_offset").to_pylist() == [10, 11, 11]
+    assert batch.column("k_partition").to_pylist() == [2, 2, 2]
+    assert batch.column("k_timestamp_type").to_pylist() == ["CreateTime", "LogAppendTime", "LogAppendTime"]
+    assert batch.column("k_table_name").to_pylist() == ["orders"] * 3
+    assert batch.column("k_timestamp").type == pa.timestamp("ms", tz="UTC")
+    assert batch.column("k_timestamp").to_pylist()[0].timestamp() == 1_700_000_000.123
+    assert batch.column("k_op_ts").to_pylist()[0].timestamp() == 0.001  # the event's op_ts_ms of 1
+    assert batch.schema.names[-1] == VALUE_KIND
