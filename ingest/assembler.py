@@ -17,6 +17,7 @@ from formats import get_parser
 from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
 from ingest.routing import TableRouter
+from schema_evolution.computed import parse_computed_columns
 from schema_evolution.conversion import ConversionNotes
 from schema_evolution.mysql_types import UnsupportedSourceType
 from schema_evolution.type_mapping import parse_type_mapping
@@ -42,6 +43,7 @@ class ParseSpec:
     chunk_rows: int = DEFAULT_CHUNK_ROWS
     metadata_columns: tuple[str, ...] = ()
     metadata_prefix: str = ""
+    computed_columns: tuple[str, ...] = ()
 
 
 @dataclass
@@ -61,6 +63,7 @@ class ChunkAssembler:
         self._route = self.spec.router.route
         self._database_sync = self.spec.router.table is None
         self._chunk_rows = self.spec.chunk_rows
+        self._computed = parse_computed_columns(self.spec.computed_columns)
         self._metadata = (
             MetadataSpec(self.spec.metadata_columns, self.spec.metadata_prefix) if self.spec.metadata_columns else None
         )
@@ -123,7 +126,14 @@ class ChunkAssembler:
                 raise MalformedMessage(self.spec.format, position, f"table '{source_table}': {exc}") from None
             self._record_schemas[key] = schema
         builder = ChunkBuilder(
-            target, event.schema, schema, self.spec.format, self.topic, self.partition, metadata=self._metadata
+            target,
+            event.schema,
+            schema,
+            self.spec.format,
+            self.topic,
+            self.partition,
+            metadata=self._metadata,
+            computed=self._computed,
         )
         self._builders[target] = builder
         return builder

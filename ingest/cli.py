@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         _opt(p, "partition-keys", default=None, help="comma-separated partition keys")
         _opt(p, "primary-keys", default=None, help="comma-separated primary keys (default: the source's)")
         _opt(p, "type-mapping", default="", help="comma-separated type mapping options")
-        _opt(p, "computed-column", action="append", default=None, help="name=expr (not yet supported)")
+        _opt(p, "computed-column", action="append", default=None, help="computed column 'name=func(args)' (repeatable)")
         _opt(p, "metadata-column", action="append", default=None, help="metadata columns, e.g. topic,offset,op_ts")
         _opt(p, "metadata-column-prefix", default=None, help="prefix of the metadata columns' names")
         _opt(p, "kafka-conf", action="append", help="Kafka source option key=value (repeatable)")

@@ -112,6 +112,7 @@ def source_spec(settings: SyncSettings, parallelism: int) -> KafkaSourceSpec:
             primary_keys=settings.primary_keys,
             type_mapping=settings.type_mapping,
             metadata_columns=settings.metadata_columns,
+            computed_columns=settings.computed_columns,
             metadata_prefix=settings.metadata_column_prefix,
         ),
         min_partitions=parallelism,

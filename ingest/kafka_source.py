@@ -92,6 +92,7 @@ class KafkaSourceSpec:
             parse["router"] = TableRouter(**parse["router"])
             parse["primary_keys"] = tuple(parse["primary_keys"])
             parse["metadata_columns"] = tuple(parse["metadata_columns"])
+            parse["computed_columns"] = tuple(parse["computed_columns"])
             parse = ParseSpec(**parse)
         d["topics"] = tuple(d["topics"])
         return KafkaSourceSpec(parse=parse, **d)

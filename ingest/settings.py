@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from formats import get_parser
+from schema_evolution.computed import parse_computed_columns
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.chunks import METADATA_TYPES
 from sinks.options import validate_table_options
@@ -41,7 +42,7 @@ class SyncSettings(BaseSettings):
     partition_keys: tuple[str, ...] = Field((), description="partition keys of created tables")
     primary_keys: tuple[str, ...] = Field((), description="primary keys; default: the source's")
     type_mapping: str = Field("", description="comma-separated --type-mapping options")
-    computed_columns: tuple[str, ...] = Field((), description="not yet supported")
+    computed_columns: tuple[str, ...] = Field((), description="computed columns, 'name=func(args)'")
     metadata_columns: tuple[str, ...] = Field((), description="metadata columns to add, e.g. topic,offset,op_ts")
     metadata_column_prefix: str = Field("", description="prefix of the metadata columns' names")
     kafka_conf: dict[str, str] = Field(default_factory=dict, description="Kafka source options")
@@ -77,8 +78,7 @@ class SyncSettings(BaseSettings):
     def _check(self) -> SyncSettings:
         if self.action == "kafka-sync-table" and not self.table:
             raise ValueError("kafka-sync-table needs --table")
-        if self.computed_columns:
-            raise ValueError("--computed-column is not yet supported by lakecdc (planned; see README)")
+        parse_computed_columns(self.computed_columns)  # start-up validation: names the bad argument
         unknown = [c for c in self.metadata_columns if c not in METADATA_TYPES]
         if unknown:
             raise ValueError(f"unknown --metadata-column {unknown}; known: {', '.join(METADATA_TYPES)}")

@@ -21,8 +21,9 @@ import pyarrow as pa
 from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
 from schema_evolution.arrow_types import to_arrow
+from schema_evolution.computed import ComputedColumn
 from schema_evolution.conversion import ConversionNotes, ValueConversionError, convert_column
-from schema_evolution.mysql_types import mysql_to_paimon
+from schema_evolution.mysql_types import UnsupportedSourceType, mysql_to_paimon
 from schema_evolution.type_mapping import TypeMappingMode
 from schema_evolution.types import PaimonType, bigint, int_, parse_type, string, timestamp_ltz
 from sinks.layout import RecordSchema
@@ -99,6 +100,7 @@ def record_schema(
     modes: frozenset[TypeMappingMode],
     primary_keys_override: tuple[str, ...] = (),
     metadata: MetadataSpec | None = None,
+    computed: Sequence[ComputedColumn] = (),
 ) -> RecordSchema:
     """Map a message's source schema to Paimon types (raises ``UnsupportedSourceType``)."""
     fields: list[tuple[str, PaimonType]] = []
@@ -111,6 +113,21 @@ def record_schema(
             fields.append((name, string()))
         else:
             fields.append((name, parse_type(source_type)))
+    types = dict(fields)
+    for column in computed:
+        input_type = None
+        if column.source is not None:
+            input_type = types.get(column.source)
+            if input_type is None:
+                raise UnsupportedSourceType(
+                    f"computed column '{column.name}={column.expression}' reads column '{column.source}', "
+                    f"which '{source_table}' does not have (columns: {', '.join(types)})"
+                )
+        try:
+            types[column.name] = column.result_type(input_type)
+        except ValueError as exc:
+            raise UnsupportedSourceType(str(exc)) from None
+        fields.append((column.name, types[column.name]))
     if metadata is not None:
         fields.extend(metadata.fields())
     return RecordSchema(tuple(fields), primary_keys_override or source.primary_keys, source_table)
@@ -131,11 +148,19 @@ class ChunkBuilder:
     offsets: list[int] = field(default_factory=list)
     events: int = 0
     metadata: MetadataSpec | None = None
+    computed: Sequence[ComputedColumn] = ()
+    # Kafka timestamp per row image (``now()`` of computed columns is fixed per message with it,
+    # so a replayed micro-batch writes the same values)
+    timestamps: list[int | None] = field(default_factory=list)
     # per row image, when metadata columns are asked for: (timestamp_ms, timestamp_type, event)
     meta_rows: list[tuple[int | None, int, DataChangeEvent]] = field(default_factory=list)
 
     def add(self, event: DataChangeEvent, offset: int, timestamp_ms: int | None = None, ts_type: int = 0) -> None:
         self.events += 1
+        if self.computed:
+            self.timestamps.append(timestamp_ms)
+            if event.op is Op.UPDATE:
+                self.timestamps.append(timestamp_ms)
         if self.metadata is not None:
             meta = (timestamp_ms, ts_type, event)
             self.meta_rows.append(meta)
@@ -161,6 +186,21 @@ class ChunkBuilder:
     def __len__(self) -> int:
         return len(self.kinds)
 
+    def _computed_columns(self, arrays: list[pa.Array], names: list[str]) -> None:
+        types = dict(self.schema.fields)
+        now = pa.array([0 if t is None else t for t in self.timestamps], pa.int64())
+        for column in self.computed:
+            source = arrays[names.index(column.source)] if column.source is not None else None
+            input_type = types.get(column.source) if column.source is not None else None
+            try:
+                arrays.append(column.evaluate(source, input_type, len(self.kinds), now))
+            except ValueError as exc:
+                where = (
+                    f"topic '{self.topic}', partition {self.partition}, offsets {self.offsets[0]}..{self.offsets[-1]}"
+                )
+                raise MalformedMessage(self.fmt, None, f"{where}: table '{self.schema.source_table}': {exc}") from None
+            names.append(column.name)
+
     def _metadata_column(self, column: str) -> pa.Array:
         typ = METADATA_TYPES[column]
         values = _metadata_values(self, column)
@@ -177,6 +217,8 @@ class ChunkBuilder:
         data_fields = self.schema.fields
         if self.metadata is not None and self.metadata.columns:
             data_fields = data_fields[: -len(self.metadata.columns)]
+        if self.computed:
+            data_fields = data_fields[: -len(self.computed)]
         columns = _columns(self.rows, [name for name, _ in data_fields])
         for (name, typ), values in zip(data_fields, columns, strict=True):
             try:
@@ -185,6 +227,8 @@ class ChunkBuilder:
                 position = SourcePosition(self.topic, self.partition, self.offsets[exc.row])
                 raise MalformedMessage(self.fmt, position, f"table '{self.schema.source_table}': {exc}") from None
             names.append(name)
+        if self.computed:
+            self._computed_columns(arrays, names)
         if self.metadata is not None:
             for column in self.metadata.columns:
                 arrays.append(self._metadata_column(column))

@@ -103,7 +103,7 @@ def test_dash_spelling_and_spark_side_options() -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--computed_column", "y=year(ts)"], "--computed-column is not yet supported"),
+        (["--computed_column", "y=yaer(ts)"], "unknown function 'yaer'"),
         (["--metadata_column", "topic,nope"], "unknown --metadata-column ['nope']"),
         (["--table_conf", "changelog-producer=lookup"], "changelog-producer=lookup is not supported"),
         (["--table_conf", "merge-engine=first-row"], "merge-engine=first-row is not supported"),

@@ -7,7 +7,9 @@ import pytest
 
 from formats.errors import MalformedMessage
 from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
+from schema_evolution.computed import parse_computed_columns
 from schema_evolution.conversion import ConversionNotes
+from schema_evolution.mysql_types import UnsupportedSourceType
 from schema_evolution.type_mapping import TypeMappingMode
 from schema_evolution.types import decimal, int_, string, timestamp, varchar
 from sinks.chunks import (
@@ -96,3 +98,23 @@ def test_metadata_columns_follow_each_row_image() -> None:
     assert batch.column("k_timestamp").to_pylist()[0].timestamp() == 1_700_000_000.123
     assert batch.column("k_op_ts").to_pylist()[0].timestamp() == 0.001  # the event's op_ts_ms of 1
     assert batch.schema.names[-1] == VALUE_KIND
+
+
+def test_computed_columns_follow_the_converted_columns() -> None:
+    computed = parse_computed_columns(["y=year(ts)", "n=upper(name)", "seen=now()"])
+    schema = record_schema(SOURCE, "shop.orders", frozenset(), computed=computed)
+    assert [(n, str(t)) for n, t in schema.fields][-3:] == [("y", "INT"), ("n", "STRING"), ("seen", "TIMESTAMP(3)")]
+    b = ChunkBuilder("ods.orders", SOURCE, schema, "canal-json", "cdc", 0, computed=computed)
+    row = {"id": "1", "name": "ab", "amount": "1.50", "ts": "2024-05-06 07:08:09.123"}
+    b.add(_event(Op.INSERT, None, row), 10, 1_700_000_000_000)
+    b.add(_event(Op.DELETE, row, None), 11, 1_700_000_001_000)
+    batch = b.to_batch(ConversionNotes())
+    assert batch.column("y").to_pylist() == [2024, 2024]
+    assert batch.column("n").to_pylist() == ["AB", "AB"]
+    # now() is the message's Kafka timestamp, so a replayed batch writes the same values
+    assert [t.timestamp() for t in batch.column("seen").to_pylist()] == [1_700_000_000.0, 1_700_000_001.0]
+
+
+def test_computed_column_on_a_missing_column_is_refused() -> None:
+    with pytest.raises(UnsupportedSourceType, match=r"reads column 'nope', which 'shop\.orders' does not have"):
+        record_schema(SOURCE, "shop.orders", frozenset(), computed=parse_computed_columns(["y=year(nope)"]))
