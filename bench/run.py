@@ -9,6 +9,7 @@ here; ratios compare runs of the same messages on the same broker within one inv
 from __future__ import annotations
 
 import argparse
+import random
 import datetime as dt
 import os
 import shutil
@@ -23,7 +24,7 @@ from typing import Any
 
 from bench import floors
 from bench.procs import PeakRss
-from bench.workload import messages
+from bench.workload import _row, messages
 from deploy.local_kafka import LocalKafka
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -100,7 +101,7 @@ def freshness(kafka: LocalKafka, work: Path, trigger: str, rate: int, seconds: i
 
     producer = Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 5, "batch.num.messages": 200})
     time.sleep(20)  # let the job start (JVM, first empty batches) before the clock matters
-    row = {k: "1" for k in MYSQL_TYPES}
+    row = _row(0, 0, random.Random(1))
     sent = 0
     started = time.monotonic()
     while time.monotonic() - started < seconds:
@@ -125,8 +126,12 @@ def freshness(kafka: LocalKafka, work: Path, trigger: str, rate: int, seconds: i
         time.sleep(0.002)
     producer.flush(30)
     time.sleep(float(trigger.split()[0]) * 3 + 5)
+    failed = job.poll() is not None
     job.terminate()
     job.wait(60)
+    log.close()
+    if failed:
+        raise RuntimeError(f"the freshness job stopped early: {(work / f'{topic}.log').read_text()[-3000:]}")
     return _latencies(warehouse, sent)
 
 
