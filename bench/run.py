@@ -9,9 +9,9 @@ here; ratios compare runs of the same messages on the same broker within one inv
 from __future__ import annotations
 
 import argparse
-import random
 import datetime as dt
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -94,9 +94,8 @@ def freshness(kafka: LocalKafka, work: Path, trigger: str, rate: int, seconds: i
     warehouse = str(work / f"wh_{topic}")
     env = {**os.environ, "LAKECDC_LOG_LEVEL": "WARNING"}
     args = _sync_args(kafka, topic, warehouse, 2, ["--trigger-interval", trigger])
-    job = subprocess.Popen(
-        [sys.executable, "-m", "ingest", *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    log = open(work / f"{topic}.log", "wb")  # noqa: SIM115
+    job = subprocess.Popen([sys.executable, "-m", "ingest", *args], env=env, stdout=log, stderr=log)
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 5, "batch.num.messages": 200})
