@@ -39,7 +39,7 @@ def _kv(values: list[str] | None, option: str) -> dict[str, str]:
     for item in values or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise SystemExit(f"lakecdc: error: --{option} expects key=value, got '{item}'")
+            raise ValueError(f"--{option} expects key=value, got '{item}'")
         out[key.strip()] = value
     return out
 
@@ -66,9 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
             _opt(p, "including-tables", default=".*", help="regex of source tables to sync")
             _opt(p, "excluding-tables", default=None, help="regex of source tables to skip")
             _opt(p, "ignore-incompatible", action="store_true", help="skip tables whose schema cannot evolve")
-            for planned in ("including-dbs", "excluding-dbs", "table-prefix-db", "table-suffix-db", "table-mapping"):
-                _opt(p, planned, default=None, help=argparse.SUPPRESS)
-            _opt(p, "multiple-table-partition-keys", action="append", default=None, help=argparse.SUPPRESS)
+            _opt(p, "including-dbs", default=".*", help="regex of source databases to sync")
+            _opt(p, "excluding-dbs", default=None, help="regex of source databases to skip")
+            _opt(p, "table-mapping", action="append", default=None, help="source_table=paimon_table (repeatable)")
+            _opt(p, "table-prefix-db", action="append", default=None, help="db=prefix for that db's tables")
+            _opt(p, "table-suffix-db", action="append", default=None, help="db=suffix for that db's tables")
+            _opt(
+                p,
+                "multiple-table-partition-keys",
+                action="append",
+                default=None,
+                help="table=col1,col2: partition keys of one table (repeatable)",
+            )
         _opt(p, "partition-keys", default=None, help="comma-separated partition keys")
         _opt(p, "primary-keys", default=None, help="comma-separated primary keys (default: the source's)")
         _opt(p, "type-mapping", default="", help="comma-separated type mapping options")
@@ -98,17 +107,6 @@ def _normalise_argv(argv: Sequence[str]) -> list[str]:
 def settings_from_args(args: argparse.Namespace) -> Any:
     from ingest.settings import SyncSettings
 
-    planned = {
-        "including_dbs": "--including-dbs",
-        "excluding_dbs": "--excluding-dbs",
-        "table_prefix_db": "--table-prefix-db",
-        "table_suffix_db": "--table-suffix-db",
-        "table_mapping": "--table-mapping",
-        "multiple_table_partition_keys": "--multiple-table-partition-keys",
-    }
-    for dest, flag in planned.items():
-        if getattr(args, dest, None):
-            raise ValueError(f"{flag} is not yet supported by lakecdc (planned; see README)")
     values: dict[str, Any] = {
         "action": args.action,
         "warehouse": args.warehouse,
@@ -134,6 +132,14 @@ def settings_from_args(args: argparse.Namespace) -> Any:
             including_tables=args.including_tables,
             excluding_tables=args.excluding_tables,
             ignore_incompatible=args.ignore_incompatible,
+            including_dbs=args.including_dbs,
+            excluding_dbs=args.excluding_dbs,
+            table_mapping=_kv(args.table_mapping, "table-mapping"),
+            table_prefix_db=_kv(args.table_prefix_db, "table-prefix-db"),
+            table_suffix_db=_kv(args.table_suffix_db, "table-suffix-db"),
+            multiple_table_partition_keys={
+                k: _csv(v) for k, v in _kv(args.multiple_table_partition_keys, "multiple-table-partition-keys").items()
+            },
         )
     for name in ("checkpoint", "trigger_interval", "max_offsets_per_trigger"):
         if getattr(args, name) is not None:

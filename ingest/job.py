@@ -98,6 +98,11 @@ def source_spec(settings: SyncSettings, parallelism: int) -> KafkaSourceSpec:
         suffix=settings.table_suffix if database_sync else "",
         including=settings.including_tables if database_sync else ".*",
         excluding=settings.excluding_tables if database_sync else None,
+        including_dbs=settings.including_dbs if database_sync else ".*",
+        excluding_dbs=settings.excluding_dbs if database_sync else None,
+        table_mapping=dict(settings.table_mapping) if database_sync else {},
+        prefix_db=dict(settings.table_prefix_db) if database_sync else {},
+        suffix_db=dict(settings.table_suffix_db) if database_sync else {},
     )
     ts = settings.kafka_conf.get("scan.startup.timestamp-millis")
     return KafkaSourceSpec(
@@ -133,6 +138,8 @@ def run(settings: SyncSettings) -> JobResult:
             table_conf=settings.table_conf,
             modes=parse_type_mapping(settings.type_mapping),
             ignore_incompatible=settings.ignore_incompatible and settings.action == "kafka-sync-database",
+            multiple_partition_keys=dict(settings.multiple_table_partition_keys),
+            lenient_keys=settings.action == "kafka-sync-database",
         ),
         commit_user=user,
     )

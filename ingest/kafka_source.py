@@ -89,7 +89,7 @@ class KafkaSourceSpec:
         d = orjson.loads(text)
         parse = d.pop("parse")
         if parse is not None:
-            parse["router"] = TableRouter(**parse["router"])
+            parse["router"] = TableRouter(**parse["router"])  # dict fields stay dicts
             parse["primary_keys"] = tuple(parse["primary_keys"])
             parse["metadata_columns"] = tuple(parse["metadata_columns"])
             parse["computed_columns"] = tuple(parse["computed_columns"])

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 
 @dataclass(frozen=True)
 class TableRouter:
-    """``kafka-sync-table`` sends every change to one table; ``kafka-sync-database`` maps source
-    table ``t`` to ``<database>.<prefix>t<suffix>``, keeping those ``including`` matches and
-    ``excluding`` does not (full-match regular expressions, as in Paimon)."""
+    """Routes a source ``database.table`` to a Paimon table, with Paimon's precedence.
+
+    ``kafka-sync-table`` (``table`` set) sends every change to one table. ``kafka-sync-database``
+    keeps tables whose name ``including`` matches and ``excluding`` does not, and databases likewise
+    (``including_dbs`` / ``excluding_dbs``) — all full-match regular expressions, excluding winning —
+    and names the target ``table_mapping[t]`` if given, else ``prefix + t + suffix`` where a
+    per-database prefix/suffix (``prefix_db`` / ``suffix_db``) replaces the global one.
+    """
 
     database: str
     table: str | None = None  # set for kafka-sync-table
@@ -19,14 +24,20 @@ class TableRouter:
     suffix: str = ""
     including: str = ".*"
     excluding: str | None = None
+    including_dbs: str = ".*"
+    excluding_dbs: str | None = None
+    table_mapping: dict[str, str] = field(default_factory=dict)
+    prefix_db: dict[str, str] = field(default_factory=dict)
+    suffix_db: dict[str, str] = field(default_factory=dict)
 
     @cached_property
-    def _including(self) -> re.Pattern[str]:
-        return re.compile(self.including)
-
-    @cached_property
-    def _excluding(self) -> re.Pattern[str] | None:
-        return re.compile(self.excluding) if self.excluding else None
+    def _patterns(self) -> tuple[re.Pattern[str], re.Pattern[str] | None, re.Pattern[str], re.Pattern[str] | None]:
+        return (
+            re.compile(self.including),
+            re.compile(self.excluding) if self.excluding else None,
+            re.compile(self.including_dbs),
+            re.compile(self.excluding_dbs) if self.excluding_dbs else None,
+        )
 
     @cached_property
     def _routes(self) -> dict[tuple[str | None, str | None], str | None]:
@@ -48,8 +59,15 @@ class TableRouter:
             return f"{self.database}.{self.table}"
         if not source_table:
             return None
-        if not self._including.fullmatch(source_table):
+        including, excluding, including_dbs, excluding_dbs = self._patterns
+        if not including.fullmatch(source_table) or (excluding is not None and excluding.fullmatch(source_table)):
             return None
-        if self._excluding is not None and self._excluding.fullmatch(source_table):
+        db = source_database or ""
+        if not including_dbs.fullmatch(db) or (excluding_dbs is not None and excluding_dbs.fullmatch(db)):
             return None
-        return f"{self.database}.{self.prefix}{source_table}{self.suffix}"
+        mapped = self.table_mapping.get(source_table)
+        if mapped is not None:
+            return f"{self.database}.{mapped}"
+        prefix = self.prefix_db.get(db, self.prefix)
+        suffix = self.suffix_db.get(db, self.suffix)
+        return f"{self.database}.{prefix}{source_table}{suffix}"

@@ -53,6 +53,14 @@ class SyncSettings(BaseSettings):
     including_tables: str = Field(".*", description="regex of source tables to sync (database sync)")
     excluding_tables: str | None = Field(None, description="regex of source tables to skip (database sync)")
     ignore_incompatible: bool = Field(False, description="skip tables whose schema cannot evolve")
+    including_dbs: str = Field(".*", description="regex of source databases to sync (database sync)")
+    excluding_dbs: str | None = Field(None, description="regex of source databases to skip (database sync)")
+    table_mapping: dict[str, str] = Field(default_factory=dict, description="source table -> Paimon table")
+    table_prefix_db: dict[str, str] = Field(default_factory=dict, description="source db -> table prefix")
+    table_suffix_db: dict[str, str] = Field(default_factory=dict, description="source db -> table suffix")
+    multiple_table_partition_keys: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict, description="Paimon (or source) table name -> its partition keys"
+    )
     checkpoint: str | None = Field(None, description="Spark checkpoint directory")
     trigger_interval: str = Field("10 seconds", description="micro-batch trigger interval")
     max_offsets_per_trigger: int = Field(200_000, ge=0, description="messages per micro-batch at most")
@@ -64,7 +72,7 @@ class SyncSettings(BaseSettings):
     def _interval(cls, v: str) -> str:
         return normalise_interval(v)
 
-    @field_validator("including_tables", "excluding_tables")
+    @field_validator("including_tables", "excluding_tables", "including_dbs", "excluding_dbs")
     @classmethod
     def _regex(cls, v: str | None) -> str | None:
         if v is not None:
@@ -107,7 +115,7 @@ class SyncSettings(BaseSettings):
             raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis")
         if mode == "specific-offsets" and "scan.startup.specific-offsets" not in self.kafka_conf:
             raise ValueError("scan.startup.mode=specific-offsets needs scan.startup.specific-offsets")
-        if self.primary_keys and self.partition_keys:
+        if self.primary_keys and self.partition_keys and self.action == "kafka-sync-table":
             missing = [k for k in self.partition_keys if k not in self.primary_keys]
             if missing:
                 raise ValueError(f"partition keys {missing} must be part of the primary keys {list(self.primary_keys)}")

@@ -32,6 +32,11 @@ class TablePolicy:
     table_conf: Mapping[str, str] = field(default_factory=dict)
     modes: frozenset[TypeMappingMode] = frozenset()
     ignore_incompatible: bool = False
+    # table name (Paimon's, or the source's) -> its partition keys (--multiple-table-partition-keys)
+    multiple_partition_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # database sync, as Paimon: keys the source table lacks fall back (primary keys to the source's,
+    # partition keys to none) instead of failing
+    lenient_keys: bool = False
 
 
 class IncompatibleTable(LakeCdcError):
@@ -107,18 +112,29 @@ class TablePreparer:
     def _create(self, table: str, record: RecordSchema, shards: Sequence[RecordSchema] = ()) -> TableLayout:
         names = [n for n, _ in record.fields]
         pks = self.policy.primary_keys or record.primary_keys
+        partition_keys = self.policy.partition_keys
+        per_table = self.policy.multiple_partition_keys
+        short, source_short = table.split(".", 1)[1], record.source_table.split(".", 1)[-1]
+        if short in per_table or source_short in per_table:
+            partition_keys = per_table.get(short, per_table.get(source_short, ()))
+        if self.policy.lenient_keys:
+            if any(k not in names for k in pks):
+                pks = record.primary_keys if all(k in names for k in record.primary_keys) else ()
+            if any(k not in names for k in partition_keys):
+                log.warning("partition keys not in the source table: none set", table=table, keys=partition_keys)
+                partition_keys = ()
         if not self.policy.primary_keys and any(s.primary_keys != record.primary_keys for s in shards):
             # Shards merged into one table keep a primary key only if they all agree on it.
             log.warning("source tables disagree on the primary key: creating an append table", table=table)
             pks = ()
-        missing = [k for k in (*pks, *self.policy.partition_keys) if k not in names]
+        missing = [k for k in (*pks, *partition_keys) if k not in names]
         if missing:
             raise TableDefinitionError(
                 f"cannot create table '{table}': key column(s) {missing} are not in the source table "
                 f"'{record.source_table}' (columns: {names}). Fix --primary-keys / --partition-keys."
             )
-        if pks and self.policy.partition_keys:
-            outside = [k for k in self.policy.partition_keys if k not in pks]
+        if pks and partition_keys:
+            outside = [k for k in partition_keys if k not in pks]
             if outside:
                 raise TableDefinitionError(
                     f"cannot create table '{table}': partition keys {outside} must be part of the primary "
@@ -127,4 +143,4 @@ class TablePreparer:
         options = table_options(self.policy.table_conf, has_primary_key=bool(pks))
         if not pks:
             log.warning("source table has no primary key: creating an append table", table=table)
-        return self.catalog.create_table(table, record.fields, pks, self.policy.partition_keys, options)
+        return self.catalog.create_table(table, record.fields, pks, partition_keys, options)

@@ -49,6 +49,14 @@ def test_paimon_underscore_spelling_of_a_database_sync_script() -> None:
             "--catalog_conf",
             "metastore=filesystem",
             "--ignore_incompatible",
+            "--table_mapping",
+            "orders=fact_orders",
+            "--table_prefix_db",
+            "shop=shop_",
+            "--including_dbs",
+            "shop|crm",
+            "--multiple_table_partition_keys",
+            "fact_orders=region,dt",
             *KAFKA,
         ]
     )
@@ -59,6 +67,9 @@ def test_paimon_underscore_spelling_of_a_database_sync_script() -> None:
     assert s.topics == ("a", "b")
     assert s.librdkafka_properties == {"bootstrap.servers": "127.0.0.1:9092"}
     assert s.ignore_incompatible
+    assert s.table_mapping == {"orders": "fact_orders"} and s.table_prefix_db == {"shop": "shop_"}
+    assert s.including_dbs == "shop|crm"
+    assert s.multiple_table_partition_keys == {"fact_orders": ("region", "dt")}
     assert s.startup_mode == "earliest-offset"
 
 
@@ -111,9 +122,9 @@ def test_dash_spelling_and_spark_side_options() -> None:
         (["--type_mapping", "to-everything"], "unknown --type-mapping option 'to-everything'"),
         (["--kafka_conf", "scan.startup.mode=sometime"], "scan.startup.mode 'sometime'"),
         (["--kafka_conf", "key.format=json"], "--kafka-conf key.format is not supported"),
-        (["--primary_keys", "id", "--partition_keys", "dt"], "partition keys ['dt'] must be part of the primary keys"),
         (["--including_tables", "(unclosed"], "not a valid regular expression"),
-        (["--table_mapping", "a=b"], "--table-mapping is not yet supported"),
+        (["--table_mapping", "a"], "--table-mapping expects key=value"),
+        (["--including_dbs", "(bad"], "not a valid regular expression"),
     ],
 )
 def test_refused_before_start(extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -133,3 +144,10 @@ def test_value_format_that_is_planned_is_refused(capsys: pytest.CaptureFixture[s
 def test_planned_actions_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mysql_sync_table", "--warehouse", "/w", "--mysql_conf", "hostname=x"]) == 2
     assert "'mysql-sync-table' is not yet supported" in capsys.readouterr().err
+
+
+def test_table_sync_partition_keys_must_be_primary_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["kafka_sync_table", "--warehouse", "/w", "--database", "d", "--table", "t", *KAFKA]
+    argv += ["--primary_keys", "id", "--partition_keys", "dt"]
+    assert main(argv) == 2
+    assert "partition keys ['dt'] must be part of the primary keys" in capsys.readouterr().err

@@ -88,3 +88,17 @@ def test_ignore_incompatible_skips_only_the_bad_table(catalog: Catalog) -> None:
     assert set(layouts) == {"db.good"}
     assert prep.skipped == {"db.bad"}
     assert set(prep.prepare([("db.bad", _record(("id", int_())))])) == set()  # stays skipped
+
+
+def test_database_sync_keys_fall_back_as_in_paimon_and_per_table_partition_keys_apply(catalog: Catalog) -> None:
+    policy = TablePolicy(
+        primary_keys=("nope",),
+        partition_keys=("also_nope",),
+        multiple_partition_keys={"b": ("id",)},
+        lenient_keys=True,
+    )
+    prep = TablePreparer(catalog, policy)
+    layouts = prep.prepare([("db.a", _record(("id", int_()))), ("db.b", _record(("id", int_()), source="shop.src_b"))])
+    assert layouts["db.a"].primary_keys == ("id",)  # --primary-keys not in the source: the source's keys
+    assert layouts["db.a"].partition_keys == ()  # --partition-keys not in the source: none
+    assert layouts["db.b"].partition_keys == ("id",)  # --multiple-table-partition-keys b=id
