@@ -149,3 +149,30 @@ def test_json_format_with_metadata_columns(spark: Any, kafka: LocalKafka, wareho
     assert schema[-3:] == [("__kafka_topic", "STRING"), ("__kafka_partition", "INT"), ("__kafka_offset", "BIGINT")]
     rows = java_rows(warehouse, TABLE)
     assert rows and all(f", {topic_name}, 0, " in r for r in rows)
+
+
+def test_computed_columns_as_partition_key(spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str) -> None:
+    kafka.create_topic(topic_name, 1)
+    _produce(kafka, topic_name, "canal/table/computedcolumn/canal-data-1.txt")
+    settings = _settings(
+        warehouse,
+        kafka,
+        topic_name,
+        "canal-json",
+        primary_keys=("_id", "pt"),
+        partition_keys=("pt",),
+        computed_columns=("_year=year(_date)", "pt=date_format(_date, yyyyMM)", "short=truncate(pt, 100)"),
+    )
+    run(settings)
+    assert paimon_schema(warehouse, TABLE) == [
+        ("_id", "INT NOT NULL"),
+        ("_date", "DATE"),
+        ("_year", "INT"),
+        ("pt", "STRING NOT NULL"),
+        ("short", "STRING"),
+    ]
+    rows = java_rows(warehouse, TABLE)
+    assert rows[0] == "+I[1, 19439, 2023, 202303, 202303]"  # truncate of a short string keeps it (no throw)
+    from pypaimon import CatalogFactory
+
+    assert CatalogFactory.create({"warehouse": warehouse}).get_table(TABLE).table_schema.partition_keys == ["pt"]
