@@ -81,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
         _opt(p, "partition-keys", default=None, help="comma-separated partition keys")
         _opt(p, "primary-keys", default=None, help="comma-separated primary keys (default: the source's)")
         _opt(p, "type-mapping", default="", help="comma-separated type mapping options")
+        _opt(
+            p,
+            "sync-primary-keys-from-source-schema",
+            default="true",
+            choices=["true", "false"],
+            help="use the source's primary keys when --primary-keys is not given (default true)",
+        )
         _opt(p, "computed-column", action="append", default=None, help="computed column 'name=func(args)' (repeatable)")
         _opt(p, "metadata-column", action="append", default=None, help="metadata columns, e.g. topic,offset,op_ts")
         _opt(p, "metadata-column-prefix", default=None, help="prefix of the metadata columns' names")
@@ -114,6 +121,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "partition_keys": _csv(args.partition_keys),
         "primary_keys": _csv(args.primary_keys),
         "type_mapping": args.type_mapping or "",
+        "sync_primary_keys_from_source_schema": args.sync_primary_keys_from_source_schema == "true",
         "computed_columns": tuple(args.computed_column or ()),
         "metadata_columns": tuple(c.strip() for m in args.metadata_column or () for c in m.split(",") if c.strip()),
         "metadata_column_prefix": args.metadata_column_prefix or "",

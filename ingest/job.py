@@ -140,6 +140,7 @@ def run(settings: SyncSettings) -> JobResult:
             ignore_incompatible=settings.ignore_incompatible and settings.action == "kafka-sync-database",
             multiple_partition_keys=dict(settings.multiple_table_partition_keys),
             lenient_keys=settings.action == "kafka-sync-database",
+            source_primary_keys=settings.sync_primary_keys_from_source_schema,
         ),
         commit_user=user,
     )

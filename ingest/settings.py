@@ -42,6 +42,9 @@ class SyncSettings(BaseSettings):
     partition_keys: tuple[str, ...] = Field((), description="partition keys of created tables")
     primary_keys: tuple[str, ...] = Field((), description="primary keys; default: the source's")
     type_mapping: str = Field("", description="comma-separated --type-mapping options")
+    sync_primary_keys_from_source_schema: bool = Field(
+        True, description="without --primary-keys, take the source's primary keys (else: no keys)"
+    )
     computed_columns: tuple[str, ...] = Field((), description="computed columns, 'name=func(args)'")
     metadata_columns: tuple[str, ...] = Field((), description="metadata columns to add, e.g. topic,offset,op_ts")
     metadata_column_prefix: str = Field("", description="prefix of the metadata columns' names")

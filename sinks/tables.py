@@ -37,6 +37,8 @@ class TablePolicy:
     # database sync, as Paimon: keys the source table lacks fall back (primary keys to the source's,
     # partition keys to none) instead of failing
     lenient_keys: bool = False
+    # --sync-primary-keys-from-source-schema: without --primary-keys, use the source's keys
+    source_primary_keys: bool = True
 
 
 class IncompatibleTable(LakeCdcError):
@@ -111,7 +113,8 @@ class TablePreparer:
 
     def _create(self, table: str, record: RecordSchema, shards: Sequence[RecordSchema] = ()) -> TableLayout:
         names = [n for n, _ in record.fields]
-        pks = self.policy.primary_keys or record.primary_keys
+        source_pks = record.primary_keys if self.policy.source_primary_keys else ()
+        pks = self.policy.primary_keys or source_pks
         partition_keys = self.policy.partition_keys
         per_table = self.policy.multiple_partition_keys
         short, source_short = table.split(".", 1)[1], record.source_table.split(".", 1)[-1]
@@ -119,11 +122,11 @@ class TablePreparer:
             partition_keys = per_table.get(short, per_table.get(source_short, ()))
         if self.policy.lenient_keys:
             if any(k not in names for k in pks):
-                pks = record.primary_keys if all(k in names for k in record.primary_keys) else ()
+                pks = source_pks if all(k in names for k in source_pks) else ()
             if any(k not in names for k in partition_keys):
                 log.warning("partition keys not in the source table: none set", table=table, keys=partition_keys)
                 partition_keys = ()
-        if not self.policy.primary_keys and any(s.primary_keys != record.primary_keys for s in shards):
+        if not self.policy.primary_keys and pks and any(s.primary_keys != record.primary_keys for s in shards):
             # Shards merged into one table keep a primary key only if they all agree on it.
             log.warning("source tables disagree on the primary key: creating an append table", table=table)
             pks = ()

@@ -49,6 +49,8 @@ def test_paimon_underscore_spelling_of_a_database_sync_script() -> None:
             "--catalog_conf",
             "metastore=filesystem",
             "--ignore_incompatible",
+            "--sync_primary_keys_from_source_schema",
+            "false",
             "--table_mapping",
             "orders=fact_orders",
             "--table_prefix_db",
@@ -69,6 +71,7 @@ def test_paimon_underscore_spelling_of_a_database_sync_script() -> None:
     assert s.ignore_incompatible
     assert s.table_mapping == {"orders": "fact_orders"} and s.table_prefix_db == {"shop": "shop_"}
     assert s.including_dbs == "shop|crm"
+    assert not s.sync_primary_keys_from_source_schema
     assert s.multiple_table_partition_keys == {"fact_orders": ("region", "dt")}
     assert s.startup_mode == "earliest-offset"
 

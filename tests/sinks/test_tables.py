@@ -102,3 +102,8 @@ def test_database_sync_keys_fall_back_as_in_paimon_and_per_table_partition_keys_
     assert layouts["db.a"].primary_keys == ("id",)  # --primary-keys not in the source: the source's keys
     assert layouts["db.a"].partition_keys == ()  # --partition-keys not in the source: none
     assert layouts["db.b"].partition_keys == ("id",)  # --multiple-table-partition-keys b=id
+
+
+def test_source_keys_are_not_used_when_sync_primary_keys_from_source_schema_is_false(catalog: Catalog) -> None:
+    prep = TablePreparer(catalog, TablePolicy(source_primary_keys=False))
+    assert prep.prepare([("db.t", _record(("id", int_())))])["db.t"].primary_keys == ()
