@@ -291,11 +291,19 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaRange)
         logs.configure_once()
+        started = time.monotonic()
         messages = fetch_range(self.properties, partition, self.spec.poll_timeout_s)
         if self.spec.parse is None:
             yield from _raw_batches(partition, messages)
         else:
             yield from assemble(self.spec.parse, partition.topic, partition.partition, messages)
+        log.debug(
+            "range read",
+            topic=partition.topic,
+            partition=partition.partition,
+            messages=partition.end - partition.start,
+            seconds=round(time.monotonic() - started, 3),
+        )
 
     def commit(self, end: dict) -> None:
         # Offsets live in the checkpoint; committing them to the consumer group too lets Kafka
