@@ -30,8 +30,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from formats.errors import MalformedMessage, SourcePosition
-from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SourceSchema, TypeSystem
+from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op
 from formats.jsonutil import load_object, require
+from formats.string_schema import string_schema
 
 FORMAT = "aws-dms-json"
 
@@ -42,8 +43,6 @@ _MS = timedelta(milliseconds=1)
 
 # Rows of one table repeat the same column names; one SourceSchema per distinct name list keeps
 # memory flat and lets the chunk builder compare schemas by identity.
-_SCHEMA_CACHE: dict[tuple[str, ...], SourceSchema] = {}
-_SCHEMA_CACHE_LIMIT = 4096
 
 
 def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[ChangeEvent]:
@@ -66,9 +65,9 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
     ts = _op_ts_ms(metadata.get("timestamp"))
 
     if op is Op.INSERT:
-        return [DataChangeEvent(op, database, table, _schema(tuple(data)), None, data, ts)]
+        return [DataChangeEvent(op, database, table, string_schema(tuple(data)), None, data, ts)]
     if op is Op.DELETE:
-        return [DataChangeEvent(op, database, table, _schema(tuple(data)), data, None, ts)]
+        return [DataChangeEvent(op, database, table, string_schema(tuple(data)), data, None, ts)]
     after: dict[str, Any] = {}
     images: dict[str, Any] = {}
     for name, v in data.items():
@@ -79,7 +78,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
     before = after | images
     # One schema for both images: the after image's columns, then any column only the before
     # image names (a BI_x whose x is absent from the new row).
-    return [DataChangeEvent(op, database, table, _schema(tuple(before)), before, after, ts)]
+    return [DataChangeEvent(op, database, table, string_schema(tuple(before)), before, after, ts)]
 
 
 def _meta(metadata: dict[str, Any], name: str, pos: SourcePosition) -> str:
@@ -102,13 +101,3 @@ def _op_ts_ms(text: Any) -> int | None:
     if at.tzinfo is None:
         at = at.replace(tzinfo=UTC)  # DMS writes UTC
     return (at - _EPOCH) // _MS
-
-
-def _schema(names: tuple[str, ...]) -> SourceSchema:
-    schema = _SCHEMA_CACHE.get(names)
-    if schema is None:
-        if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_LIMIT:
-            _SCHEMA_CACHE.clear()
-        schema = SourceSchema(tuple((n, None) for n in names), (), TypeSystem.STRING)
-        _SCHEMA_CACHE[names] = schema
-    return schema

@@ -20,30 +20,18 @@ A message whose root is an array or a scalar is malformed; so is a message with 
 
 from __future__ import annotations
 
-from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SourceSchema, TypeSystem
+from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op
 from formats.jsonutil import load_object
+from formats.string_schema import string_schema
 
 FORMAT = "json"
 
 # Messages of one topic usually repeat the same keys; one SourceSchema per distinct key list keeps
 # memory flat and lets the chunk builder compare schemas by identity.
-_SCHEMA_CACHE: dict[tuple[str, ...], SourceSchema] = {}
-_SCHEMA_CACHE_LIMIT = 4096
 
 
 def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[ChangeEvent]:
     """Parse one plain JSON object into one INSERT event."""
     row = load_object(FORMAT, value, ctx.position)
     # The message carries no time of change (the Kafka timestamp is when it was produced).
-    return [DataChangeEvent(Op.INSERT, None, None, _schema(tuple(row)), None, row, None)]
-
-
-def _schema(names: tuple[str, ...]) -> SourceSchema:
-    schema = _SCHEMA_CACHE.get(names)
-    if schema is None:
-        if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_LIMIT:
-            _SCHEMA_CACHE.clear()
-        # No keys in the message: primary keys come from --primary-keys (Paimon's primaryField() is null).
-        schema = SourceSchema(tuple((n, None) for n in names), (), TypeSystem.STRING)
-        _SCHEMA_CACHE[names] = schema
-    return schema
+    return [DataChangeEvent(Op.INSERT, None, None, string_schema(tuple(row)), None, row, None)]

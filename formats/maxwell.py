@@ -35,9 +35,9 @@ from formats.events import (
     Op,
     SchemaChangeEvent,
     SourceSchema,
-    TypeSystem,
 )
 from formats.jsonutil import load_object, optional, require
+from formats.string_schema import string_schema
 
 FORMAT = "maxwell-json"
 
@@ -45,11 +45,6 @@ _OPS = {"insert": Op.INSERT, "bootstrap-insert": Op.INSERT, "update": Op.UPDATE,
 _TABLE_DDL = frozenset({"table-create", "table-alter", "table-drop"})
 _DATABASE_DDL = frozenset({"database-create", "database-alter", "database-drop"})
 _BOOTSTRAP_MARKERS = frozenset({"bootstrap-start", "bootstrap-complete"})
-
-# Rows of one table repeat the same column names and keys; one shared SourceSchema per distinct
-# pair keeps memory flat and lets the chunk builder compare schemas by identity.
-_SCHEMA_CACHE: dict[tuple[tuple[str, ...], tuple[str, ...]], SourceSchema] = {}
-_SCHEMA_CACHE_LIMIT = 4096
 
 
 def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[ChangeEvent]:
@@ -123,11 +118,4 @@ def _schema(
     names = tuple(data) if old is None else tuple(dict.fromkeys(data) | dict.fromkeys(old))
     if not all(isinstance(k, str) for k in pk_names):
         raise MalformedMessage(FORMAT, pos, "every entry of 'primary_key_columns' must be a column name (string)")
-    cache_key = (names, tuple(pk_names))
-    schema = _SCHEMA_CACHE.get(cache_key)
-    if schema is None:
-        schema = SourceSchema(tuple((n, None) for n in names), cache_key[1], TypeSystem.STRING)
-        if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_LIMIT:
-            _SCHEMA_CACHE.clear()
-        _SCHEMA_CACHE[cache_key] = schema
-    return schema
+    return string_schema(names, tuple(pk_names))

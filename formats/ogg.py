@@ -25,19 +25,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from formats.errors import MalformedMessage, SourcePosition
-from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SourceSchema, TypeSystem
+from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SourceSchema
 from formats.jsonutil import load_object, optional, require
+from formats.string_schema import string_schema
 
 FORMAT = "ogg-json"
 
 _OPS = {"I": Op.INSERT, "U": Op.UPDATE, "D": Op.DELETE}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
-
-# Rows of one table repeat the same column names and keys; one shared SourceSchema per distinct
-# pair keeps memory flat and lets the chunk builder compare schemas by identity.
-_SCHEMA_CACHE: dict[tuple[tuple[str, ...], tuple[str, ...]], SourceSchema] = {}
-_SCHEMA_CACHE_LIMIT = 4096
 
 
 def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[ChangeEvent]:
@@ -110,11 +106,4 @@ def _schema(root: dict[str, Any], row: dict[str, Any], pos: SourcePosition) -> S
     pk_names = optional(FORMAT, root, "primary_keys", list, pos) or []
     if not all(isinstance(k, str) for k in pk_names):
         raise MalformedMessage(FORMAT, pos, "every entry of 'primary_keys' must be a column name (string)")
-    cache_key = (tuple(row), tuple(pk_names))
-    schema = _SCHEMA_CACHE.get(cache_key)
-    if schema is None:
-        schema = SourceSchema(tuple((n, None) for n in cache_key[0]), cache_key[1], TypeSystem.STRING)
-        if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_LIMIT:
-            _SCHEMA_CACHE.clear()
-        _SCHEMA_CACHE[cache_key] = schema
-    return schema
+    return string_schema(tuple(row), tuple(pk_names))
