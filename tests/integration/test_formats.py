@@ -176,3 +176,22 @@ def test_computed_columns_as_partition_key(spark: Any, kafka: LocalKafka, wareho
     from pypaimon import CatalogFactory
 
     assert CatalogFactory.create({"warehouse": warehouse}).get_table(TABLE).table_schema.partition_keys == ["pt"]
+
+
+def test_aliyun_insert_update_delete_database_sync(
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str
+) -> None:
+    kafka.create_topic(topic_name, 1)
+    for name in ("event-insert.txt", "event-update-in-one.txt"):
+        _produce(kafka, topic_name, f"aliyun/table/event/{name}")
+    settings = _settings(warehouse, kafka, topic_name, "aliyun-json", action="kafka-sync-database", table=None)
+    run(settings.model_copy(update={"primary_keys": ()}))
+    target = "paimon_sync_table.sync_test_table"
+    assert paimon_schema(warehouse, target) == [
+        ("id", "BIGINT NOT NULL"),
+        ("val", "DOUBLE"),
+        ("name", "STRING"),
+        ("create_time", "TIMESTAMP(3)"),
+    ]
+    # DATE values are epoch milliseconds in this format: stored as the UTC instant (see README)
+    assert java_rows(warehouse, target) == ["+I[2, 2.2, a, 2024-11-15T08:58:34]"]
