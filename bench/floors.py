@@ -49,14 +49,15 @@ def floor(bootstrap: str, topic: str, partitions: int, total: int, warehouse: st
     spec = ParseSpec("canal-json", TableRouter(database="bench", table="orders"))
     catalog = Catalog(warehouse)
     started = time.monotonic()
-    table = None
-    writer = builder = None
+    builder: Any = None
+    writer: Any = None
+    layout: Any = None
     pending = 0
     batch_id = 0
     for msgs in _consume_all(bootstrap, topic, partitions, total):
         for chunks in assemble(spec, topic, 0, ((m.value(), m.key(), m.offset(), None, 0) for m in msgs)):
             for row in chunks.to_pylist():
-                if table is None:
+                if builder is None:
                     record = RecordSchema.from_json(row["schema"])
                     layout = catalog.create_table("bench.orders", record.fields, record.primary_keys, (), {})
                     table = PaimonCatalog({"warehouse": warehouse}).get_table("bench.orders")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import orjson
 
@@ -77,7 +77,7 @@ def messages(count: int, keys: int = 200_000, seed: int = 42) -> Iterator[tuple[
         yield str(key).encode(), _message(body, i)
 
 
-def _message(body: dict[str, object], i: int) -> bytes:
+def _message(body: Mapping[str, object], i: int) -> bytes:
     return orjson.dumps(
         {
             **body,

@@ -71,6 +71,7 @@ def main() -> int:
         rb = t.new_read_builder()
         rows = pa.Table.from_batches(rb.new_read().read(rb.new_scan().plan().splits())).sort_by("id")
         snapshot = t.latest_snapshot()
+        assert snapshot is not None
         expected = len(stream.expected[table])
         ok &= rows.num_rows == expected
         print(f"\nods.{table}: {rows.num_rows:,} rows (expected {expected:,}), snapshot {snapshot.id()}")

@@ -110,7 +110,7 @@ class LocalKafka:
                 self.process.wait(10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-        if self._log is not subprocess.DEVNULL:
+        if not isinstance(self._log, int):
             self._log.close()
 
     def __enter__(self) -> LocalKafka:
