@@ -146,7 +146,7 @@ def run(settings: SyncSettings) -> JobResult:
     )
     spark = spark_session(settings)
     parallelism = spark.sparkContext.defaultParallelism
-    processor = MicroBatchProcessor(settings.warehouse, settings.catalog_conf, user, preparer, parallelism)
+    processor = MicroBatchProcessor(settings.warehouse, settings.catalog_conf, user, preparer)
 
     reader = spark.readStream.format("lakecdc-kafka").option(
         "lakecdc.spec", source_spec(settings, parallelism).to_json()

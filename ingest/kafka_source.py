@@ -17,6 +17,7 @@ redaction hides secrets (``sasl.password``, ``ssl.key.password``) in plans and t
 from __future__ import annotations
 
 import math
+import os
 import re
 import time
 from collections.abc import Iterator, Mapping
@@ -59,7 +60,9 @@ RAW_SCHEMA = pa.schema(
 )
 
 STARTUP_MODES = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
-_MIN_SPLIT = 20_000  # messages: smaller splits cost more in task overhead than they win in parallelism
+# Messages: smaller splits cost more in task overhead than they win in parallelism. Tests fix the
+# split size (LAKECDC_SPLIT_MESSAGES) so that ranges are split and the order across splits is exercised.
+_MIN_SPLIT = 20_000
 _FETCH = 10_000
 
 
@@ -278,7 +281,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 if e > s:
                     ranges.append((topic, int(p), s, int(e)))
         total = sum(e - s for _, _, s, e in ranges)
-        split = max(_MIN_SPLIT, math.ceil(total / max(self.spec.min_partitions, 1))) if total else 1
+        fixed = os.environ.get("LAKECDC_SPLIT_MESSAGES")
+        if fixed:
+            split = max(int(fixed), 1)
+        else:
+            split = max(_MIN_SPLIT, math.ceil(total / max(self.spec.min_partitions, 1))) if total else 1
         out: list[InputPartition] = []
         for topic, p, s, e in ranges:
             cur = s

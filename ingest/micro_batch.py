@@ -50,13 +50,11 @@ class MicroBatchProcessor:
         catalog_options: dict[str, str],
         commit_user: str,
         preparer: TablePreparer,
-        parallelism: int,
     ) -> None:
         self.warehouse = warehouse
         self.catalog_options = catalog_options
         self.commit_user = commit_user
         self.preparer = preparer
-        self.parallelism = max(parallelism, 1)
         self.committer = Committer(warehouse, catalog_options, commit_user)
         self.stats = BatchStats()
         self.failure: BaseException | None = None
