@@ -80,6 +80,10 @@ def main() -> int:
         f"\ndemo: {len(stream.messages):,} change events synced in {elapsed:.1f} s wall clock including "
         f"Spark start-up ({len(stream.messages) / elapsed:,.0f} events/s); tables in {warehouse}"
     )
+    print(
+        f"demo: inspect them with: .venv/bin/lakecdc query 'SELECT * FROM orders LIMIT 5' "
+        f"--warehouse {warehouse} --database ods"
+    )
     return 0 if ok else 1
 
 

@@ -99,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
         _opt(p, "max-offsets-per-trigger", type=int, default=None, help="messages per micro-batch at most")
         _opt(p, "available-now", action="store_true", help="process what is in Kafka now, then stop")
         _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
+    q = sub.add_parser("query", help="run SQL over the Paimon tables of a warehouse (DataFusion)")
+    q.add_argument("sql", help='e.g. "SELECT * FROM orders LIMIT 10" or \'SELECT * FROM "orders$snapshots"\'')
+    _opt(q, "warehouse", required=True, help="Paimon warehouse path or URI")
+    _opt(q, "database", default="default", help="database of unqualified table names")
+    _opt(q, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
+    _opt(q, "max-rows", type=int, default=100, help="rows to print at most (default 100)")
+    _opt(q, "output", choices=["table", "csv", "json"], default="table", help="output format")
     for action, what in PLANNED_ACTIONS.items():
         sub.add_parser(action, help=f"not yet supported ({what})", add_help=False)
     return parser
@@ -170,6 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         what = PLANNED_ACTIONS[args.action]
         print(f"lakecdc: error: '{args.action}' is not yet supported ({what} is planned; see README)", file=sys.stderr)
         return 2
+    if args.action == "query":
+        return _query(args)
     try:
         settings = settings_from_args(args)
     except ValidationError as exc:
@@ -195,4 +204,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{result.seconds:.1f} s, {result.events_per_second:,.0f} events/s; "
         f"{s.commits} commits, {s.skipped_commits} replayed commits skipped"
     )
+    return 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    from sinks.query import run_query
+
+    try:
+        table = run_query(args.warehouse, args.sql, args.database, _kv(args.catalog_conf, "catalog-conf"))
+    except ValueError as exc:
+        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # DataFusion/Paimon errors: show their text, not a traceback
+        print(f"lakecdc: query failed: {exc}", file=sys.stderr)
+        return 1
+    shown = table.slice(0, args.max_rows)
+    if args.output == "csv":
+        import pyarrow.csv as pacsv
+
+        pacsv.write_csv(shown, sys.stdout.buffer)
+    elif args.output == "json":
+        import orjson
+
+        for row in shown.to_pylist():
+            sys.stdout.write(orjson.dumps(row, default=str).decode() + "\n")
+    else:
+        print(shown.to_pandas().to_string(index=False) if shown.num_rows else "(no rows)")
+    if table.num_rows > shown.num_rows:
+        print(f"({table.num_rows - shown.num_rows} more rows; --max-rows to show them)", file=sys.stderr)
     return 0
