@@ -279,8 +279,8 @@ def serialize_batch(batch: pa.RecordBatch) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def deserialize_batch(data: bytes) -> pa.RecordBatch:
-    reader = pa.ipc.open_stream(pa.py_buffer(data))
+def deserialize_batch(data: bytes | pa.Buffer) -> pa.RecordBatch:
+    reader = pa.ipc.open_stream(data if isinstance(data, pa.Buffer) else pa.py_buffer(data))
     batches = list(reader)
     if len(batches) == 1:
         return batches[0]

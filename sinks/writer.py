@@ -80,18 +80,22 @@ def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterat
     writers: dict[str, Any] = {}
     rows_written: dict[str, int] = {}
     for batch in batches:
-        cols = batch.to_pydict()
-        for table, topic, part, first, last, rows, data in zip(
-            cols["table"],
-            cols["topic"],
-            cols["kafka_partition"],
-            cols["first_offset"],
-            cols["last_offset"],
-            cols["rows"],
-            cols["data"],
-            strict=True,
+        # Small columns as Python values; the chunk payloads stay Arrow buffers (no copy of the data).
+        small = batch.select(["table", "topic", "kafka_partition", "first_offset", "last_offset", "rows"]).to_pydict()
+        payloads = batch.column("data")
+        for i, (table, topic, part, first, last, rows) in enumerate(
+            zip(
+                small["table"],
+                small["topic"],
+                small["kafka_partition"],
+                small["first_offset"],
+                small["last_offset"],
+                small["rows"],
+                strict=True,
+            )
         ):
-            if not rows or data is None:
+            data = payloads[i]
+            if not rows or not data.is_valid:
                 continue
             layout = ctx.layouts[table]
             writer = writers.get(table)
@@ -99,7 +103,7 @@ def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterat
                 builder = catalog.get_table(table).new_stream_write_builder().with_commit_user(ctx.commit_user)
                 writer = writers[table] = builder.new_write()
             where = f"the messages of topic '{topic}', partition {part}, offsets {first}..{last}"
-            writer.write_arrow(align(deserialize_batch(data), layout, where))
+            writer.write_arrow(align(deserialize_batch(data.as_buffer()), layout, where))
             rows_written[table] = rows_written.get(table, 0) + rows
     for table, writer in writers.items():
         messages = writer.prepare_commit(True, ctx.batch_id)
