@@ -154,6 +154,34 @@ class ChunkBuilder:
     timestamps: list[int | None] = field(default_factory=list)
     # per row image, when metadata columns are asked for: (timestamp_ms, timestamp_type, event)
     meta_rows: list[tuple[int | None, int, DataChangeEvent]] = field(default_factory=list)
+    # The raw type description (and keys) of the messages this chunk holds, when the format offers a
+    # bulk path: a message with exactly these may append its rows with ``add_rows``.
+    raw_types: Any = None
+    raw_keys: Any = None
+
+    def add_rows(self, op: Op, data: list[Any], old: list[Any] | None, offset: int) -> None:
+        """Append the row images of one message without per-row events: the same row kinds and
+        images as ``add`` gives for the message's events (an update's before image is the after
+        image overlaid with its changed columns). Not for chunks with metadata or computed columns."""
+        n = len(data)
+        self.events += n
+        if op is Op.INSERT:
+            self.rows.extend(data)
+            self.kinds.extend([INSERT] * n)
+            self.offsets.extend([offset] * n)
+        elif op is Op.DELETE:
+            self.rows.extend(data)
+            self.kinds.extend([DELETE] * n)
+            self.offsets.extend([offset] * n)
+        else:
+            assert old is not None
+            rows, kinds = self.rows, self.kinds
+            for after, changed in zip(data, old, strict=True):
+                rows.append(after | changed if changed else after)
+                rows.append(after)
+                kinds.append(UPDATE_BEFORE)
+                kinds.append(UPDATE_AFTER)
+            self.offsets.extend([offset] * (2 * n))
 
     def add(self, event: DataChangeEvent, offset: int, timestamp_ms: int | None = None, ts_type: int = 0) -> None:
         self.events += 1
