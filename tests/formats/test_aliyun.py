@@ -13,6 +13,7 @@ from schema_evolution.conversion import convert_column
 from schema_evolution.mysql_types import mysql_to_paimon
 from sinks.chunks import record_schema
 from tests.conftest import SAMPLES
+from tests.formats.malformed import assert_malformed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "aliyun"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -165,13 +166,7 @@ def test_bytes_are_decoded_and_mysql_type_names_keep_their_meaning() -> None:
     ],
 )
 def test_malformed_messages_name_their_position_and_reason(file: str, reason: str) -> None:
-    with pytest.raises(MalformedMessage) as info:
-        parse((DATA / "malformed" / file).read_bytes(), None, CTX)
-    text = str(info.value)
-    assert "malformed aliyun-json message at topic 'cdc', partition 3, offset 42" in text
-    assert reason in text
-    assert info.value.format == FORMAT
-    assert info.value.position == CTX.position
+    assert_malformed(parse, FORMAT, (DATA / "malformed" / file).read_bytes(), CTX, reason)
 
 
 def test_null_value_is_malformed() -> None:

@@ -10,6 +10,7 @@ from formats.aws_dms import FORMAT, parse
 from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, Op, TypeSystem
 from tests.conftest import SAMPLES, sample_messages
+from tests.formats.malformed import assert_malformed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "aws-dms"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -143,13 +144,7 @@ def test_unreadable_timestamp_leaves_op_ts_unknown() -> None:
     ],
 )
 def test_malformed_messages_name_their_position_and_reason(file: str, reason: str) -> None:
-    with pytest.raises(MalformedMessage) as info:
-        parse((DATA / "malformed" / file).read_bytes(), None, CTX)
-    text = str(info.value)
-    assert "malformed aws-dms-json message at topic 'cdc', partition 3, offset 42" in text
-    assert reason in text
-    assert info.value.format == FORMAT
-    assert info.value.position == CTX.position
+    assert_malformed(parse, FORMAT, (DATA / "malformed" / file).read_bytes(), CTX, reason)
 
 
 def test_null_value_is_malformed() -> None:

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from formats import get_parser
-from formats.canal import parse
+from formats.canal import FORMAT, parse
 from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, Op, SchemaChangeEvent, TypeSystem
 from tests.conftest import SAMPLES, sample_messages
+from tests.formats.malformed import assert_malformed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "canal"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -109,12 +110,7 @@ def test_message_without_mysql_type_types_every_column_as_string() -> None:
     ],
 )
 def test_malformed_messages_name_their_position_and_reason(file: str, reason: str) -> None:
-    with pytest.raises(MalformedMessage) as info:
-        parse((DATA / "malformed" / file).read_bytes(), None, CTX)
-    text = str(info.value)
-    assert "topic 'cdc', partition 3, offset 42" in text
-    assert reason in text
-    assert info.value.position == CTX.position
+    assert_malformed(parse, FORMAT, (DATA / "malformed" / file).read_bytes(), CTX, reason)
 
 
 def test_null_value_is_malformed() -> None:

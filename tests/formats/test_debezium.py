@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from formats.debezium import parse
+from formats.debezium import FORMAT, parse
 from formats.errors import MalformedMessage, SourcePosition, UnsupportedChange
 from formats.events import DataChangeEvent, MessageContext, Op, SchemaChangeEvent, TypeSystem
 from schema_evolution.conversion import convert_column
 from schema_evolution.types import parse_type
 from tests.conftest import SAMPLES, sample_messages
+from tests.formats.malformed import assert_malformed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "debezium"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -288,12 +289,7 @@ def test_logical_decoding_message_is_refused() -> None:
     ],
 )
 def test_malformed_messages_name_their_position_and_reason(file: str, reason: str) -> None:
-    with pytest.raises(MalformedMessage) as info:
-        parse((DATA / "malformed" / file).read_bytes(), None, CTX)
-    text = str(info.value)
-    assert "topic 'cdc', partition 3, offset 42" in text
-    assert reason in text
-    assert info.value.position == CTX.position
+    assert_malformed(parse, FORMAT, (DATA / "malformed" / file).read_bytes(), CTX, reason)
 
 
 def test_exact_parse_path_reports_bad_json_too() -> None:

@@ -12,6 +12,7 @@ from formats.json_plain import FORMAT, parse
 from schema_evolution.conversion import convert_column
 from schema_evolution.types import string
 from tests.conftest import SAMPLES, sample_messages
+from tests.formats.malformed import assert_malformed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "json"
 CTX = MessageContext(SourcePosition("cdc", 3, 42), timestamp_ms=1716000000000)
@@ -92,13 +93,7 @@ def test_json_null_is_sql_null_not_the_text_null() -> None:
     ],
 )
 def test_malformed_messages_name_their_position_and_reason(file: str, reason: str) -> None:
-    with pytest.raises(MalformedMessage) as info:
-        parse((DATA / "malformed" / file).read_bytes(), None, CTX)
-    text = str(info.value)
-    assert "malformed json message at topic 'cdc', partition 3, offset 42" in text
-    assert reason in text
-    assert info.value.format == FORMAT
-    assert info.value.position == CTX.position
+    assert_malformed(parse, FORMAT, (DATA / "malformed" / file).read_bytes(), CTX, reason)
 
 
 def test_tombstone_is_malformed() -> None:

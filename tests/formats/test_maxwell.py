@@ -13,6 +13,7 @@ from formats.maxwell import FORMAT, parse
 from schema_evolution.conversion import convert_column
 from schema_evolution.types import string
 from tests.conftest import SAMPLES, sample_messages
+from tests.formats.malformed import assert_malformed
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "maxwell"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -204,13 +205,7 @@ def test_database_ddl_yields_no_event() -> None:
     ],
 )
 def test_malformed_messages_name_their_position_and_reason(file: str, reason: str) -> None:
-    with pytest.raises(MalformedMessage) as info:
-        parse((DATA / "malformed" / file).read_bytes(), None, CTX)
-    text = str(info.value)
-    assert "topic 'cdc', partition 3, offset 42" in text
-    assert f"malformed {FORMAT} message" in text
-    assert reason in text
-    assert info.value.position == CTX.position
+    assert_malformed(parse, FORMAT, (DATA / "malformed" / file).read_bytes(), CTX, reason)
 
 
 def test_null_value_is_malformed() -> None:
