@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -16,17 +15,9 @@ from schema_evolution.arrow_types import to_arrow
 from schema_evolution.conversion import ConversionNotes, ValueConversionError, convert_column
 from schema_evolution.mysql_types import mysql_to_paimon
 from schema_evolution.types import PaimonType
+from tests.conftest import SAMPLES
 
-ALLTYPE_CANAL = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared"
-    / "cdc-samples"
-    / "paimon-kafka"
-    / "canal"
-    / "table"
-    / "alltype"
-    / "canal-data.txt"
-)
+ALLTYPE_CANAL = SAMPLES / "canal" / "table" / "alltype" / "canal-data.txt"
 ENUM = "ENUM('value1','value2','value3')"
 SET = "SET('a','b','c','d')"
 

@@ -7,7 +7,6 @@ The type strings are the ones canal and binlogs really send; the captured canal 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,17 +15,9 @@ from schema_evolution import types as t
 from schema_evolution.mysql_types import UnsupportedSourceType, mysql_to_paimon
 from schema_evolution.type_mapping import TypeMappingMode as M
 from schema_evolution.types import PaimonType
+from tests.conftest import SAMPLES
 
-ALLTYPE_CANAL = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared"
-    / "cdc-samples"
-    / "paimon-kafka"
-    / "canal"
-    / "table"
-    / "alltype"
-    / "canal-data.txt"
-)
+ALLTYPE_CANAL = SAMPLES / "canal" / "table" / "alltype" / "canal-data.txt"
 
 # (MySQL type, Paimon type with no --type-mapping)
 DEFAULT_MAPPING = [
