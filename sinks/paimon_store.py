@@ -1,0 +1,318 @@
+"""The one module that touches pypaimon's private file-store internals (pinned: pypaimon 2.1.0).
+
+Neither pypaimon nor pypaimon-rust offers compaction or snapshot expiry, so lakecdc builds them on
+pypaimon's manifest readers/writers, its commit machinery (COMPACT snapshots with conflict
+detection) and its snapshot/tag managers. Everything private is reached from here only, so a
+pypaimon upgrade is checked in one place; ``tests/sinks/test_compaction.py`` and
+``tests/sinks/test_expire.py`` read every result back through both pypaimon and pypaimon-rust.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import structlog
+
+from schema_evolution.arrow_types import to_arrow
+from schema_evolution.types import parse_type
+from sinks.lsm import LsmFile
+
+log = structlog.get_logger(__name__)
+
+SEQUENCE = "_SEQUENCE_NUMBER"
+KIND = "_VALUE_KIND"
+# DataFileMeta.file_source: 0 = written from input (APPEND), 1 = produced by a compaction.
+FILE_SOURCE_COMPACT = 1
+# Retractions (-U, -D) in _VALUE_KIND, counted into a file's delete_row_count.
+RETRACT_KINDS = (1, 3)
+
+BucketKey = tuple[tuple[Any, ...], int]
+
+
+def open_table(warehouse: str, catalog_options: Mapping[str, str], identifier: str) -> Any:
+    """pypaimon's FileStoreTable (the catalog object, not pypaimon-rust's)."""
+    from pypaimon import CatalogFactory
+
+    return CatalogFactory.create({**catalog_options, "warehouse": warehouse}).get_table(identifier)
+
+
+def latest_snapshot(table: Any) -> Any | None:
+    return table.snapshot_manager().get_latest_snapshot()
+
+
+def manifest_entries(table: Any, manifests: Sequence[Any]) -> list[Any]:
+    """Live ADD entries of a manifest list (ADD/DELETE pairs cancelled), stats kept."""
+    from pypaimon.manifest.manifest_file_manager import ManifestFileManager
+
+    if not manifests:
+        return []
+    return list(ManifestFileManager(table).read_entries_parallel(list(manifests), drop_stats=False))
+
+
+def snapshot_manifests(table: Any, snapshot: Any) -> list[Any]:
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+
+    return list(ManifestListManager(table).read_all(snapshot))
+
+
+def live_files(table: Any, snapshot: Any | None = None) -> dict[BucketKey, list[Any]]:
+    """The data files a snapshot reads (the latest by default), by (partition values, bucket)."""
+    snapshot = snapshot if snapshot is not None else latest_snapshot(table)
+    out: dict[BucketKey, list[Any]] = {}
+    if snapshot is None:
+        return out
+    for entry in manifest_entries(table, snapshot_manifests(table, snapshot)):
+        out.setdefault((tuple(entry.partition.values), int(entry.bucket)), []).append(entry.file)
+    return out
+
+
+def lsm_file(meta: Any) -> LsmFile:
+    return LsmFile(
+        name=meta.file_name,
+        level=int(meta.level),
+        size=int(meta.file_size),
+        min_sequence=int(meta.min_sequence_number),
+        max_sequence=int(meta.max_sequence_number),
+    )
+
+
+def data_file_path(table: Any, partition: tuple[Any, ...], bucket: int, meta: Any) -> str:
+    if meta.external_path:
+        return str(meta.external_path)
+    return f"{table.path_factory().bucket_path(partition, bucket)}/{meta.file_name}"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedSchema:
+    """The current schema of a primary-key table as compaction reads and writes it."""
+
+    schema_id: int
+    field_ids: tuple[int, ...]
+    names: tuple[str, ...]
+    types: tuple[pa.DataType, ...]
+    keys: tuple[str, ...]  # trimmed primary keys (partition keys left out), in key order
+    sequence_fields: tuple[str, ...]
+
+    @property
+    def arrow(self) -> pa.Schema:
+        fields = [pa.field(SEQUENCE, pa.int64(), nullable=False), pa.field(KIND, pa.int8(), nullable=False)]
+        for fid, name, typ in zip(self.field_ids, self.names, self.types, strict=True):
+            fields.append(pa.field(name, typ, nullable=name not in self.keys, metadata={"PARQUET:field_id": str(fid)}))
+        return pa.schema(fields)
+
+
+def keyed_schema(table: Any) -> KeyedSchema:
+    schema = table.table_schema
+    return KeyedSchema(
+        schema_id=int(schema.id),
+        field_ids=tuple(int(f.id) for f in schema.fields),
+        names=tuple(f.name for f in schema.fields),
+        types=tuple(to_arrow(parse_type(str(f.type))) for f in schema.fields),
+        keys=tuple(table.trimmed_primary_keys),
+        sequence_fields=tuple(table.options.sequence_field() or ()),
+    )
+
+
+def read_data_file(table: Any, partition: tuple[Any, ...], bucket: int, meta: Any, schema: KeyedSchema) -> pa.Table:
+    """One data file as rows of the current schema: columns matched by field id (so renames hold),
+    widened to the current types, columns added since the file was written as NULL."""
+    path = data_file_path(table, partition, bucket, meta)
+    if not path.endswith(".parquet"):
+        raise ValueError(
+            f"cannot compact {path}: lakecdc compacts Parquet data files only; "
+            f"set file.format=parquet (the default) or write-only=true"
+        )
+    with table.file_io.new_input_stream(path) as stream:
+        raw = pq.read_table(stream)
+    if int(meta.schema_id) == schema.schema_id:
+        by_id = dict(zip(schema.field_ids, schema.names, strict=True))
+    else:
+        old = table.schema_manager.get_schema(int(meta.schema_id))
+        by_id = {int(f.id): f.name for f in old.fields}
+    columns = [raw.column(SEQUENCE).cast(pa.int64()), raw.column(KIND).cast(pa.int8())]
+    for fid, typ in zip(schema.field_ids, schema.types, strict=True):
+        name = by_id.get(fid)
+        if name is not None and name in raw.column_names:
+            col = raw.column(name)
+            columns.append(col if col.type == typ else pc.cast(col, typ))
+        else:
+            columns.append(pa.nulls(raw.num_rows, typ))
+    return pa.Table.from_arrays(columns, schema=schema.arrow)
+
+
+def _stats(data: pa.Table, fields: Sequence[Any]) -> Any:
+    from pypaimon.manifest.schema.simple_stats import SimpleStats
+    from pypaimon.table.row.generic_row import GenericRow
+    from pypaimon.write.writer.data_writer import DataWriter
+
+    if not fields:
+        return SimpleStats.empty_stats()
+    stats = [DataWriter._get_column_stats(data, f.name) for f in fields]
+    return SimpleStats(
+        GenericRow([s["min_values"] for s in stats], list(fields)),
+        GenericRow([s["max_values"] for s in stats], list(fields)),
+        [s["null_counts"] for s in stats],
+    )
+
+
+def write_data_file(
+    table: Any, partition: tuple[Any, ...], bucket: int, data: pa.Table, level: int, schema: KeyedSchema
+) -> Any:
+    """Write rows (sorted by key, unique per key, original sequence numbers) as one data file of
+    ``level`` and return its DataFileMeta: exact delete_row_count, file source COMPACT."""
+    from pypaimon.data.timestamp import Timestamp
+    from pypaimon.manifest.schema.data_file_meta import DataFileMeta
+    from pypaimon.table.row.generic_row import GenericRow
+
+    options = table.options
+    name = f"{options.data_file_prefix() or 'data-'}{uuid.uuid4()}-0.parquet"
+    directory = table.path_factory().bucket_path(partition, bucket)
+    path = f"{directory}/{name}"
+    table.file_io.check_or_mkdirs(directory)
+    compression = options.file_compression() or "zstd"
+    with table.file_io.new_output_stream(path) as out:
+        pq.write_table(data, out, compression=compression)
+    key_fields = list(table.trimmed_primary_keys_fields)
+    keys = data.select(list(schema.keys))
+    first = [c[0].as_py() for c in keys.columns]
+    last = [c[-1].as_py() for c in keys.columns]
+    values = data.select(list(schema.names))
+    kinds = data.column(KIND)
+    retractions = int(pc.sum(pc.is_in(kinds, pa.array(RETRACT_KINDS, pa.int8()))).as_py() or 0)
+    sequences = data.column(SEQUENCE)
+    return DataFileMeta.create(
+        file_name=name,
+        file_size=table.file_io.get_file_size(path),
+        row_count=data.num_rows,
+        min_key=GenericRow(first, key_fields),
+        max_key=GenericRow(last, key_fields),
+        key_stats=_stats(keys, key_fields),
+        value_stats=_stats(values, list(table.table_schema.fields)),
+        min_sequence_number=int(pc.min(sequences).as_py()),
+        max_sequence_number=int(pc.max(sequences).as_py()),
+        schema_id=schema.schema_id,
+        level=level,
+        extra_files=[],
+        creation_time=Timestamp.now(),
+        delete_row_count=retractions,
+        file_source=FILE_SOURCE_COMPACT,
+        value_stats_cols=None,
+        external_path=None,
+        first_row_id=None,
+        write_cols=None,
+    )
+
+
+def delete_data_files(table: Any, partition: tuple[Any, ...], bucket: int, metas: Iterable[Any]) -> None:
+    for meta in metas:
+        table.file_io.delete_quietly(data_file_path(table, partition, bucket, meta))
+
+
+@dataclass(slots=True)
+class CompactChange:
+    """One bucket's compaction result: the files it replaces and the files replacing them."""
+
+    partition: tuple[Any, ...]
+    bucket: int
+    before: list[Any]
+    after: list[Any]
+    changelog: list[Any] = field(default_factory=list)
+
+
+class _MergingManifestList:
+    """Stands in for pypaimon's ManifestListManager inside one COMPACT commit: when the table's
+    manifest list has grown past ``manifest.merge-min-count``, the new snapshot's base list is
+    the live entries rewritten into a few manifests (Paimon's full manifest compaction), so
+    commit and planning time stay flat over a long stream. Conflict detection keeps reading
+    through the real manager (pypaimon hands it to its scanner at construction)."""
+
+    def __init__(self, inner: Any, table: Any, min_count: int, target_size: int) -> None:
+        self.inner = inner
+        self.table = table
+        self.min_count = min_count
+        self.target_size = target_size
+        self.merged = 0
+
+    def write(self, name: str, metas: list[Any]) -> Any:
+        return self.inner.write(name, metas)
+
+    def read_all(self, snapshot: Any) -> list[Any]:
+        metas = list(self.inner.read_all(snapshot))
+        if len(metas) < self.min_count:
+            return metas
+        from pypaimon.manifest.manifest_file_manager import ManifestFileManager
+
+        entries = manifest_entries(self.table, metas)
+        merged = ManifestFileManager(self.table).rolling_write(entries, self.target_size, f"manifest-{uuid.uuid4()}")
+        self.merged = len(metas)
+        return list(merged)
+
+
+def _manifest_merge_min_count(table: Any) -> int:
+    text = table.options.options.to_map().get("manifest.merge-min-count", "30")
+    return max(2, int(text))
+
+
+@dataclass(frozen=True, slots=True)
+class CompactCommit:
+    committed: bool
+    manifests_merged: int = 0
+    conflict: str | None = None
+
+
+def commit_compaction(table: Any, commit_user: str, identifier: int, changes: Sequence[CompactChange]) -> CompactCommit:
+    """Commit compaction results as one COMPACT snapshot, with Paimon's conflict detection: a
+    compaction whose input files another commit removed meanwhile is given up (its output
+    deleted) rather than committed over newer data."""
+    from pypaimon.manifest.schema.manifest_entry import ManifestEntry
+    from pypaimon.table.row.generic_row import GenericRow
+    from pypaimon.write.file_store_commit import FileStoreCommit
+
+    commit = FileStoreCommit(table.new_snapshot_commit(), table, commit_user)
+    merging = _MergingManifestList(
+        commit.manifest_list_manager, table, _manifest_merge_min_count(table), commit.manifest_target_size
+    )
+    commit.manifest_list_manager = merging
+    entries: list[Any] = []
+    changelog: list[Any] = []
+    for change in changes:
+        partition = GenericRow(list(change.partition), table.partition_keys_fields)
+        total = table.total_buckets
+        entries += [ManifestEntry(kind=1, partition=partition, bucket=change.bucket, total_buckets=total, file=f)
+                    for f in change.before]  # fmt: skip
+        entries += [ManifestEntry(kind=0, partition=partition, bucket=change.bucket, total_buckets=total, file=f)
+                    for f in change.after]  # fmt: skip
+        changelog += [
+            ManifestEntry(kind=0, partition=partition, bucket=change.bucket, total_buckets=total, file=f)
+            for f in change.changelog
+        ]
+    try:
+        commit._try_commit(
+            commit_kind="COMPACT",
+            commit_identifier=identifier,
+            commit_entries_plan=lambda _snapshot: entries,
+            changelog_entries=changelog,
+            detect_conflicts=True,
+            allow_rollback=False,
+        )
+    except RuntimeError as e:
+        # Only a detected conflict is certain not to have committed; after any other failure the
+        # snapshot may exist, so the output files stay (remove-orphan-files clears them if not).
+        if "conflicts detected" not in str(e):
+            raise
+        for change in changes:
+            delete_data_files(table, change.partition, change.bucket, change.after + change.changelog)
+        return CompactCommit(False, conflict=str(e))
+    finally:
+        commit.close()
+    return CompactCommit(True, merging.merged)
+
+
+def with_level(meta: Any, level: int) -> Any:
+    return replace(meta, level=level)
