@@ -14,15 +14,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ingest import maintenance_cli
+
 SYNC_ACTIONS = ("kafka-sync-table", "kafka-sync-database")
 PLANNED_ACTIONS = {
     "mysql-sync-table": "the MySQL source",
     "mysql-sync-database": "the MySQL source",
-    "compact": "table maintenance",
-    "expire-snapshots": "table maintenance",
-    "create-tag": "table maintenance",
-    "delete-tag": "table maintenance",
-    "rollback-to": "table maintenance",
+    "remove-orphan-files": "table maintenance",
+    "drop-partition": "table maintenance",
+    "rescale": "table maintenance",
 }
 
 
@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     _opt(q, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
     _opt(q, "max-rows", type=int, default=100, help="rows to print at most (default 100)")
     _opt(q, "output", choices=["table", "csv", "json"], default="table", help="output format")
+    maintenance_cli.add_parsers(sub, _opt)
     for action, what in PLANNED_ACTIONS.items():
         sub.add_parser(action, help=f"not yet supported ({what})", add_help=False)
     return parser
@@ -179,6 +180,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.action == "query":
         return _query(args)
+    if args.action in maintenance_cli.ACTIONS:
+        try:
+            catalog_conf = _kv(args.catalog_conf, "catalog-conf")
+        except ValueError as exc:
+            print(f"lakecdc: error: {exc}", file=sys.stderr)
+            return 2
+        return maintenance_cli.run(args, catalog_conf)
     try:
         settings = settings_from_args(args)
     except ValidationError as exc:

@@ -40,6 +40,9 @@ class Catalog:
     def ensure_database(self, database: str) -> None:
         self._catalog.create_database(database, True)
 
+    def list_tables(self, database: str) -> list[str]:
+        return sorted(self._catalog.list_tables(database))
+
     def load_layout(self, identifier: str) -> TableLayout | None:
         try:
             table: Any = self._catalog.get_table(identifier)

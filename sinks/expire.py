@@ -11,7 +11,7 @@ EARLIEST hint moves. A run that dies half-way is finished by the next one.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,66 +112,13 @@ def expire_snapshots(
         return ExpireReport(identifier, 0, min(snapshots, default=None), 0, 0, 0)
     expired = [snapshots[i] for i in sorted(snapshots) if i < end]
     kept = [snapshots[i] for i in sorted(snapshots) if i >= end]
-    protected = kept + _tag_snapshots(table)
-    reader = _Reader(table)
-
-    # Data files still read by a kept snapshot or a tag: the first kept snapshot's live files plus
-    # whatever later kept snapshots added, and each tag's live files.
-    live_data: set[str] = set(reader.live_data(kept[0]))
-    for snapshot in kept[1:]:
-        for manifest in reader.manifest_list(snapshot.delta_manifest_list):
-            live_data.update(e.file.file_name for e in reader.entries(manifest) if e.kind == 0)
-    for tagged in _tag_snapshots(table):
-        live_data |= reader.live_data(tagged)
-
-    # Data files removed by the expired snapshots and the first kept one.
-    doomed_data: dict[str, str] = {}
-    for snapshot in [*expired[1:], kept[0]]:
-        for manifest in reader.manifest_list(snapshot.delta_manifest_list):
-            for e in reader.entries(manifest):
-                if e.kind == 1 and e.file.file_name not in live_data:
-                    partition = tuple(e.partition.values)
-                    doomed_data[e.file.file_name] = store.data_file_path(table, partition, e.bucket, e.file)
-    # The changelog of an expired snapshot goes with it (its files are never shared).
-    doomed_changelog: dict[str, str] = {}
-    for snapshot in expired:
-        for manifest in reader.manifest_list(snapshot.changelog_manifest_list):
-            for e in reader.entries(manifest):
-                partition = tuple(e.partition.values)
-                doomed_changelog[e.file.file_name] = store.data_file_path(table, partition, e.bucket, e.file)
-
-    kept_manifests: set[str] = set()
-    kept_index: dict[str, str] = {}
-    for snapshot in protected:
-        for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list, snapshot.changelog_manifest_list):
-            if name:
-                kept_manifests.add(name)
-                kept_manifests.update(m.file_name for m in reader.manifest_list(name))
-        if snapshot.index_manifest:
-            kept_manifests.add(snapshot.index_manifest)
-            kept_index.update(reader.index_files(snapshot))
-    doomed_manifests: set[str] = set()
-    doomed_index: dict[str, str] = {}
-    for snapshot in expired:
-        for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list, snapshot.changelog_manifest_list):
-            if name:
-                doomed_manifests.add(name)
-                doomed_manifests.update(m.file_name for m in reader.manifest_list(name))
-        if snapshot.index_manifest:
-            doomed_manifests.add(snapshot.index_manifest)
-            doomed_index.update(reader.index_files(snapshot))
-    doomed_manifests -= kept_manifests
-
-    file_io = table.file_io
-    _delete(file_io, list(doomed_data.values()) + list(doomed_changelog.values()))
-    _delete(file_io, [p for name, p in doomed_index.items() if name not in kept_index])
-    # Manifests, manifest lists and index manifests all live in manifest/.
-    manifest_dir = f"{table.table_path.rstrip('/')}/manifest"
-    _delete(file_io, [f"{manifest_dir}/{name}" for name in doomed_manifests])
+    manager_dir = manager.snapshot_dir
+    # Files the first kept snapshot removed were last read by an expired one: theirs to go too.
+    counts = _sweep(table, removed=expired, kept=kept, tags=_tag_snapshots(table), also_removed_by=kept[0])
     # Snapshot files last: until they are gone the run can be repeated.
-    _delete(file_io, [manager.get_snapshot_path(s.id) for s in expired])
-    file_io.overwrite_file_utf8(f"{manager.snapshot_dir}/EARLIEST", str(end))
-    report = ExpireReport(identifier, len(expired), end, len(doomed_data), len(doomed_changelog), len(doomed_manifests))
+    _delete(table.file_io, [manager.get_snapshot_path(s.id) for s in expired])
+    table.file_io.overwrite_file_utf8(f"{manager_dir}/EARLIEST", str(end))
+    report = ExpireReport(identifier, len(expired), end, *counts)
     log.info(
         "snapshots expired",
         table=identifier,
@@ -181,6 +128,106 @@ def expire_snapshots(
         changelog_files=report.changelog_files_deleted,
         manifests=report.manifests_deleted,
     )
+    return report
+
+
+def _sweep(
+    table: Any, removed: Sequence[Any], kept: Sequence[Any], tags: Sequence[Any], also_removed_by: Any | None = None
+) -> tuple[int, int, int]:
+    """Delete the files that ``removed`` snapshots reference and no ``kept`` snapshot or tag
+    reads: data files they added or removed, their changelog, manifests, index files. Returns
+    (data files, changelog files, manifests) deleted."""
+    reader = _Reader(table)
+    # Data files still read: the first kept snapshot's live files, whatever later kept snapshots
+    # added, and each tag's live files.
+    live_data: set[str] = set(reader.live_data(kept[0])) if kept else set()
+    for snapshot in kept[1:]:
+        for manifest in reader.manifest_list(snapshot.delta_manifest_list):
+            live_data.update(e.file.file_name for e in reader.entries(manifest) if e.kind == 0)
+    for tagged in tags:
+        live_data |= reader.live_data(tagged)
+
+    doomed_data: dict[str, str] = {}
+    deltas = [*removed, *([also_removed_by] if also_removed_by is not None else [])]
+    for snapshot in deltas:
+        for manifest in reader.manifest_list(snapshot.delta_manifest_list):
+            for e in reader.entries(manifest):
+                if e.file.file_name not in live_data:
+                    partition = tuple(e.partition.values)
+                    doomed_data[e.file.file_name] = store.data_file_path(table, partition, e.bucket, e.file)
+    # A snapshot's changelog goes with it (changelog files are never shared).
+    doomed_changelog: dict[str, str] = {}
+    for snapshot in removed:
+        for manifest in reader.manifest_list(snapshot.changelog_manifest_list):
+            for e in reader.entries(manifest):
+                partition = tuple(e.partition.values)
+                doomed_changelog[e.file.file_name] = store.data_file_path(table, partition, e.bucket, e.file)
+
+    def metadata(snapshots: Iterable[Any]) -> tuple[set[str], dict[str, str]]:
+        manifests: set[str] = set()
+        index: dict[str, str] = {}
+        for snapshot in snapshots:
+            for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list, snapshot.changelog_manifest_list):
+                if name:
+                    manifests.add(name)
+                    manifests.update(m.file_name for m in reader.manifest_list(name))
+            if snapshot.index_manifest:
+                manifests.add(snapshot.index_manifest)
+                index.update(reader.index_files(snapshot))
+        return manifests, index
+
+    kept_manifests, kept_index = metadata([*kept, *tags])
+    doomed_manifests, doomed_index = metadata(removed)
+    doomed_manifests -= kept_manifests
+    file_io = table.file_io
+    _delete(file_io, list(doomed_data.values()) + list(doomed_changelog.values()))
+    _delete(file_io, [p for name, p in doomed_index.items() if name not in kept_index])
+    # Manifests, manifest lists and index manifests all live in manifest/.
+    manifest_dir = f"{table.table_path.rstrip('/')}/manifest"
+    _delete(file_io, [f"{manifest_dir}/{name}" for name in doomed_manifests])
+    return len(doomed_data), len(doomed_changelog), len(doomed_manifests)
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackReport:
+    table: str
+    snapshot: int
+    removed_snapshots: int
+    data_files_deleted: int
+    changelog_files_deleted: int
+    manifests_deleted: int
+
+
+def rollback_to(warehouse: str, catalog_options: Mapping[str, str], identifier: str, version: str) -> RollbackReport:
+    """Roll a table back to a snapshot id or a tag name (Paimon's rollback_to), then delete the
+    files only the removed snapshots referenced. The writing job must be stopped."""
+    table = store.open_table(warehouse, catalog_options, identifier)
+    manager = table.snapshot_manager()
+    snapshots = {s.id: s for s in manager.list_snapshots()}
+    tags = {name: table.tag_manager().get(name) for name in table.tag_manager().list_tags()}
+    if version.strip().isdigit():
+        target_id = int(version)
+        if target_id not in snapshots and not any(t.trim_to_snapshot().id == target_id for t in tags.values()):
+            earliest = min(snapshots, default=None)
+            raise ValueError(
+                f"table {identifier} has no snapshot {target_id} (snapshots {earliest}..{max(snapshots, default=None)} "
+                f"and tags {', '.join(sorted(tags)) or 'none'} exist)"
+            )
+        target: int | str = target_id
+    else:
+        if version not in tags:
+            raise ValueError(f"table {identifier} has no tag '{version}' (tags: {', '.join(sorted(tags)) or 'none'})")
+        target = version
+        target_id = tags[version].trim_to_snapshot().id
+    removed = [snapshots[i] for i in sorted(snapshots) if i > target_id]
+    kept = [snapshots[i] for i in sorted(snapshots) if i <= target_id]
+    kept_tags = [t.trim_to_snapshot() for t in tags.values() if t.trim_to_snapshot().id <= target_id]
+    if not kept or kept[-1].id != target_id:
+        kept.append(next(t for t in kept_tags if t.id == target_id))
+    table.rollback_to(target)
+    counts = _sweep(table, removed=removed, kept=kept, tags=kept_tags)
+    report = RollbackReport(identifier, target_id, len(removed), *counts)
+    log.info("rolled back", table=identifier, snapshot=target_id, removed_snapshots=len(removed))
     return report
 
 

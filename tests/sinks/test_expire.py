@@ -126,3 +126,30 @@ def test_default_retention_keeps_young_snapshots(history: tuple[str, dict[int, l
     assert expire.expire_snapshots(wh, {}, "db.t").expired_snapshots == 0
     assert _on_disk(wh) == before
     assert len(os.listdir(Path(wh) / "db.db" / "t" / "snapshot")) >= len(expected)
+
+
+def test_rollback_to_snapshot_then_tag_cleans_what_it_orphaned(
+    history: tuple[str, dict[int, list[dict[str, Any]]]],
+) -> None:
+    wh, expected = history
+    latest = max(expected)
+    table = store.open_table(wh, {}, "db.t")
+    table.create_tag("late", latest - 2)
+    report = expire.rollback_to(wh, {}, "db.t", str(latest - 20))
+    assert (report.snapshot, report.removed_snapshots) == (latest - 20, 20)
+    assert report.data_files_deleted > 0 and report.manifests_deleted > 0
+    assert read_rust(wh, "db.t") == expected[latest - 20] == read_pypaimon(wh, "db.t")
+    table = store.open_table(wh, {}, "db.t")
+    assert table.tag_manager().list_tags() == ["t5"]  # the tag of a removed snapshot went with it
+    assert _on_disk(wh) == _referenced(wh)
+    # A writer continues on the rolled-back table (a new commit user: the old one's identifiers
+    # are ahead of what the table now holds).
+    expire.rollback_to(wh, {}, "db.t", "t5")
+    assert read_rust(wh, "db.t") == expected[5] == read_pypaimon(wh, "db.t")
+    assert _on_disk(wh) == _referenced(wh)
+    _commit(wh, "db.t", 0, [(1000, "after", 0)], user="next-job")
+    assert read_rust(wh, "db.t") == sorted([*expected[5], {"id": 1000, "v": "after"}], key=lambda r: r["id"])
+    with pytest.raises(ValueError, match="no tag 'nope'"):
+        expire.rollback_to(wh, {}, "db.t", "nope")
+    with pytest.raises(ValueError, match="no snapshot 999"):
+        expire.rollback_to(wh, {}, "db.t", "999")

@@ -1,0 +1,62 @@
+"""The maintenance actions from the command line, in Paimon's spelling, on a real table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ingest.cli import main
+from schema_evolution.types import int_, varchar
+from sinks import paimon_store as store
+from sinks.catalog import Catalog
+from sinks.chunks import INSERT, UPDATE_AFTER
+from tests.paimon_read import read_pypaimon, read_rust
+from tests.sinks.test_compaction import _commit
+
+
+@pytest.fixture
+def wh(tmp_path: Path) -> str:
+    wh = str(tmp_path / "wh")
+    Catalog(wh).create_table("db.t", [("id", int_()), ("v", varchar(20))], ["id"], [], {"changelog-producer": "input"})
+    for batch in range(12):
+        _commit(wh, "db.t", batch, [(batch % 4, f"v{batch}", INSERT if batch < 4 else UPDATE_AFTER)])
+    return wh
+
+
+def _levels(wh: str) -> list[int]:
+    return sorted(m.level for metas in store.live_files(store.open_table(wh, {}, "db.t")).values() for m in metas)
+
+
+def test_compact_expire_tag_rollback(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--warehouse", wh, "--database", "db", "--table", "t"]
+    expected = [{"id": i, "v": f"v{8 + i}"} for i in range(4)]
+    assert main(["create_tag", *base, "--tag_name", "before", "--snapshot", "4"]) == 0
+    assert main(["compact", *base]) == 0
+    assert "compacted 1 buckets, 12 files into 1" in capsys.readouterr().out
+    assert _levels(wh) == [5]
+    assert read_rust(wh, "db.t") == expected == read_pypaimon(wh, "db.t")
+    # Compact the whole database (every table) with the minor strategy: nothing left to do.
+    assert main(["compact", "--warehouse", wh, "--database", "db", "--compact_strategy", "minor"]) == 0
+    assert "db.t: nothing to compact" in capsys.readouterr().out
+
+    assert main(["expire_snapshots", *base, "--retain_min", "2", "--older_than", "2999-01-01 00:00:00"]) == 0
+    assert "11 snapshots expired (earliest kept 12)" in capsys.readouterr().out
+    assert read_rust(wh, "db.t") == expected
+
+    assert main(["rollback_to", *base, "--version", "before"]) == 0
+    assert "rolled back to snapshot 4" in capsys.readouterr().out
+    assert read_rust(wh, "db.t") == [{"id": i, "v": f"v{i}"} for i in range(4)] == read_pypaimon(wh, "db.t")
+    assert main(["delete_tag", *base, "--tag_name", "before"]) == 0
+    assert main(["delete_tag", *base, "--tag_name", "before"]) == 2
+    assert "no such tag: before" in capsys.readouterr().err
+
+
+def test_bad_arguments_are_named(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--warehouse", wh, "--database", "db", "--table", "t"]
+    assert main(["expire-snapshots", *base, "--older-than", "yesterday"]) == 2
+    assert "--older-than 'yesterday'" in capsys.readouterr().err
+    assert main(["compact", *base, "--partition", "p"]) == 2
+    assert "--partition expects k=v" in capsys.readouterr().err
+    assert main(["rollback-to", *base, "--version", "77"]) == 2
+    assert "has no snapshot 77" in capsys.readouterr().err
