@@ -1,11 +1,12 @@
-"""Snapshot expiry: delete old snapshots and every file only they reference.
+"""Snapshot expiry and rollback: remove snapshots and every file only they reference.
 
 The retention rules are ``sinks.retention``. Deletion follows Java's ``ExpireSnapshotsImpl``:
-a data file goes when a snapshot in the expired range (or the first kept one) removed it and no
-kept snapshot or tag still reads it (compaction's level upgrade re-adds the same file, hence
-the check by name); changelog files of expired snapshots go with them; manifests and manifest
-lists go unless a kept snapshot or tag lists them. Snapshot files are deleted last, then the
-EARLIEST hint moves. A run that dies half-way is finished by the next one.
+a data file goes when an expired snapshot (or the first kept one) added or removed it and
+neither the first kept snapshot nor a tag reads it (checked by name: compaction's level upgrade
+re-adds the same file); changelog files of expired snapshots go with them; manifests and
+manifest lists go unless the first kept snapshot or a tag lists them. Snapshot files are deleted
+last, then the EARLIEST hint moves, so a run that dies half-way is finished by the next one.
+Rollback sweeps the same way, with the rollback target as the kept snapshot.
 """
 
 from __future__ import annotations
@@ -104,17 +105,28 @@ def expire_snapshots(
     table = store.open_table(warehouse, catalog_options, identifier)
     opts = RetentionOptions.from_table_options({**table.options.options.to_map(), **(overrides or {})})
     manager = table.snapshot_manager()
-    snapshots = {s.id: s for s in manager.list_snapshots()}
+    latest = manager.get_latest_snapshot()
+    if latest is None:
+        return ExpireReport(identifier, 0, None, 0, 0, 0)
+    earliest = manager.try_get_earliest_snapshot(latest.id)
+    # Only snapshots that may expire in this run are read (the rest by their id): a stream
+    # calls this after every commit.
+    last_candidate = min(latest.id - opts.num_retained_min, earliest.id + opts.expire_limit - 1)
+    snapshots = {earliest.id: earliest, latest.id: latest}
+    for sid in range(earliest.id + 1, last_candidate + 1):
+        snapshot = manager.get_snapshot_by_id(sid)
+        if snapshot is not None:
+            snapshots[sid] = snapshot
     consumer_next = table.consumer_manager().min_next_snapshot()
     now = int(time.time() * 1000) if now_ms is None else now_ms
     end = expire_until({i: s.time_millis for i, s in snapshots.items()}, now, opts, consumer_next)
-    if end is None:
-        return ExpireReport(identifier, 0, min(snapshots, default=None), 0, 0, 0)
+    first_kept = manager.get_snapshot_by_id(end) if end is not None else None
+    if end is None or first_kept is None:
+        return ExpireReport(identifier, 0, earliest.id, 0, 0, 0)
     expired = [snapshots[i] for i in sorted(snapshots) if i < end]
-    kept = [snapshots[i] for i in sorted(snapshots) if i >= end]
     manager_dir = manager.snapshot_dir
     # Files the first kept snapshot removed were last read by an expired one: theirs to go too.
-    counts = _sweep(table, removed=expired, kept=kept, tags=_tag_snapshots(table), also_removed_by=kept[0])
+    counts = _sweep(table, removed=expired, boundary=first_kept, tags=_tag_snapshots(table), also_removed_by=first_kept)
     # Snapshot files last: until they are gone the run can be repeated.
     _delete(table.file_io, [manager.get_snapshot_path(s.id) for s in expired])
     table.file_io.overwrite_file_utf8(f"{manager_dir}/EARLIEST", str(end))
@@ -132,18 +144,18 @@ def expire_snapshots(
 
 
 def _sweep(
-    table: Any, removed: Sequence[Any], kept: Sequence[Any], tags: Sequence[Any], also_removed_by: Any | None = None
+    table: Any, removed: Sequence[Any], boundary: Any, tags: Sequence[Any], also_removed_by: Any | None = None
 ) -> tuple[int, int, int]:
-    """Delete the files that ``removed`` snapshots reference and no ``kept`` snapshot or tag
-    reads: data files they added or removed, their changelog, manifests, index files. Returns
-    (data files, changelog files, manifests) deleted."""
+    """Delete the files that ``removed`` snapshots reference and neither ``boundary`` (the kept
+    snapshot next to them: the first kept one for expiry, the target of a rollback) nor a tag
+    reads: data files their deltas added or removed, their changelog, manifests, index files.
+
+    The boundary alone speaks for every kept snapshot: a manifest or data file leaves a table's
+    lists once and never comes back (a compaction's level upgrade re-adds a file, but only while
+    it is live), so anything a removed snapshot shares with any kept snapshot is also in the
+    boundary. Returns (data files, changelog files, manifests) deleted."""
     reader = _Reader(table)
-    # Data files still read: the first kept snapshot's live files, whatever later kept snapshots
-    # added, and each tag's live files.
-    live_data: set[str] = set(reader.live_data(kept[0])) if kept else set()
-    for snapshot in kept[1:]:
-        for manifest in reader.manifest_list(snapshot.delta_manifest_list):
-            live_data.update(e.file.file_name for e in reader.entries(manifest) if e.kind == 0)
+    live_data: set[str] = reader.live_data(boundary)
     for tagged in tags:
         live_data |= reader.live_data(tagged)
 
@@ -176,7 +188,7 @@ def _sweep(
                 index.update(reader.index_files(snapshot))
         return manifests, index
 
-    kept_manifests, kept_index = metadata([*kept, *tags])
+    kept_manifests, kept_index = metadata([boundary, *tags])
     doomed_manifests, doomed_index = metadata(removed)
     doomed_manifests -= kept_manifests
     file_io = table.file_io
@@ -220,12 +232,10 @@ def rollback_to(warehouse: str, catalog_options: Mapping[str, str], identifier: 
         target = version
         target_id = tags[version].trim_to_snapshot().id
     removed = [snapshots[i] for i in sorted(snapshots) if i > target_id]
-    kept = [snapshots[i] for i in sorted(snapshots) if i <= target_id]
     kept_tags = [t.trim_to_snapshot() for t in tags.values() if t.trim_to_snapshot().id <= target_id]
-    if not kept or kept[-1].id != target_id:
-        kept.append(next(t for t in kept_tags if t.id == target_id))
+    boundary = snapshots.get(target_id) or next(t for t in kept_tags if t.id == target_id)
     table.rollback_to(target)
-    counts = _sweep(table, removed=removed, kept=kept, tags=kept_tags)
+    counts = _sweep(table, removed=removed, boundary=boundary, tags=kept_tags)
     report = RollbackReport(identifier, target_id, len(removed), *counts)
     log.info("rolled back", table=identifier, snapshot=target_id, removed_snapshots=len(removed))
     return report
