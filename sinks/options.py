@@ -6,26 +6,32 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from sinks.lsm import CompactionOptions
+from sinks.retention import RetentionOptions
+
 DEFAULT_PK_OPTIONS = {"changelog-producer": "input"}
 
 # option -> {value that is refused: why}. A value of None refuses the option whatever its value.
 _REFUSED: dict[str, dict[str | None, str]] = {
     "changelog-producer": {
-        "lookup": "lakecdc does not yet produce a changelog during compaction; use 'input' (the default)",
-        "full-compaction": "lakecdc does not yet produce a changelog during compaction; use 'input'",
+        "lookup": "lakecdc's compaction does not yet produce a changelog; use 'input' (the default)",
+        "full-compaction": "lakecdc's compaction does not yet produce a changelog; use 'input'",
     },
     "merge-engine": {
-        "first-row": "first-row tables show no data until a compaction, which lakecdc does not yet run",
+        "first-row": "first-row is not yet supported by lakecdc's compaction",
         "partial-update": "partial-update is not yet supported by lakecdc's writer",
         "aggregation": "aggregation is not yet supported by lakecdc's writer",
     },
     "deletion-vectors.enabled": {
-        "true": "deletion-vector tables show no data until a compaction, which lakecdc does not yet run",
+        "true": "lakecdc does not yet write deletion vectors (data would stay invisible); use the default MOR "
+        "mode, or full-compaction.delta-commits=1 for one file per bucket after every commit",
     },
     "bucket": {"-2": "postpone buckets (-2) are invisible until rescaled; use a fixed bucket count or -1"},
     "file.format": {"orc": "the Rust writer cannot write ORC here; use parquet (the default) or avro"},
-    "full-compaction.delta-commits": {None: "lakecdc does not yet compact tables"},
-    "num-sorted-run.stop-trigger": {None: "lakecdc does not yet compact tables"},
+    # Expiry deletes a snapshot's changelog with it; keeping changelog longer is not built yet.
+    "changelog.num-retained.min": {None: "lakecdc expires the changelog with its snapshots"},
+    "changelog.num-retained.max": {None: "lakecdc expires the changelog with its snapshots"},
+    "changelog.time-retained": {None: "lakecdc expires the changelog with its snapshots"},
 }
 
 
@@ -40,6 +46,20 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool) ->
             raise ValueError(f"--table-conf {key}={value} is not supported: {reason}")
     if not has_primary_key and options.get("changelog-producer", "none") != "none":
         raise ValueError("changelog-producer needs a primary-key table; drop it or give --primary-keys")
+    try:
+        compaction = CompactionOptions.from_table_options(options)
+        RetentionOptions.from_table_options(options)
+    except ValueError as exc:
+        raise ValueError(f"--table-conf: {exc}") from None
+    if (
+        has_primary_key
+        and str(options.get("file.format", "parquet")).strip().lower() != "parquet"
+        and not compaction.write_only
+    ):
+        raise ValueError(
+            f"--table-conf file.format={options['file.format']} is not supported: lakecdc compacts Parquet "
+            f"files only; use parquet (the default), or write-only=true and compact with another engine"
+        )
 
 
 def table_options(user: Mapping[str, str], has_primary_key: bool) -> dict[str, str]:
