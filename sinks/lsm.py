@@ -8,20 +8,17 @@ above 0 is one sorted run. The rules and defaults follow Paimon's ``UniversalCom
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from sinks.option_values import parse_quantity
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
 
 
 def parse_memory_size(text: str, option: str) -> int:
     """Paimon's MemorySize text ("128 mb", "64kb", "1048576") as bytes."""
-    match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
-    unit = match.group(2).lower() if match else None
-    if match is None or unit not in _UNITS:
-        raise ValueError(f"table option {option}='{text}' is not a size; write e.g. '128 mb' or '64kb'")
-    return int(match.group(1)) * _UNITS[unit]
+    return parse_quantity(text, _UNITS, option, "size", "'128 mb' or '64kb'")
 
 
 def _int_option(options: Mapping[str, str], key: str, default: int | None) -> int | None:

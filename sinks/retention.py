@@ -8,9 +8,10 @@ never a snapshot a registered consumer has not yet read.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from sinks.option_values import parse_quantity
 
 _DURATION_UNITS_MS = {
     "ms": 1,
@@ -40,11 +41,7 @@ _DURATION_UNITS_MS = {
 
 def parse_duration_ms(text: str, option: str) -> int:
     """Paimon's duration text ("1 h", "30min", "10 s", "7d", "500ms") in milliseconds."""
-    match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
-    unit = match.group(2).lower() if match else None
-    if match is None or unit not in _DURATION_UNITS_MS:
-        raise ValueError(f"option {option}='{text}' is not a duration; write e.g. '1 h', '30 min' or '7 d'")
-    return int(match.group(1)) * _DURATION_UNITS_MS[unit]
+    return parse_quantity(text, _DURATION_UNITS_MS, option, "duration", "'1 h', '30 min' or '7 d'")
 
 
 @dataclass(frozen=True, slots=True)
