@@ -7,13 +7,13 @@ only chunks (a few large binary values) cross into the JVM.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
-from formats import canal, get_parser
+from formats import canal, get_parser, mysql_values
 from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema, TypeSystem
 from ingest.routing import TableRouter
@@ -60,7 +60,8 @@ class ChunkAssembler:
     messages: int = 0
 
     def __post_init__(self) -> None:
-        self._parse = get_parser(self.spec.format)
+        # The MySQL source parses its rows itself and calls add_events.
+        self._parse = None if self.spec.format == mysql_values.FORMAT else get_parser(self.spec.format)
         self._modes = parse_type_mapping(self.spec.type_mapping)
         self._builders: dict[str, ChunkBuilder] = {}
         self._route = self.spec.router.route
@@ -102,7 +103,21 @@ class ChunkAssembler:
                     self._flush(target)
                 return
         position = SourcePosition(self.topic, self.partition, offset)
+        assert self._parse is not None
         events = self._parse(value, key, MessageContext(position, timestamp_ms))
+        self.add_events(events, position, timestamp_ms, ts_type, plain)
+
+    def add_events(
+        self,
+        events: Iterable[DataChangeEvent | SchemaChangeEvent],
+        position: SourcePosition,
+        timestamp_ms: int | None = None,
+        ts_type: int = 0,
+        plain: Any = None,
+    ) -> None:
+        """Route parsed events into their tables' open chunks (sources that parse themselves, such
+        as the MySQL binlog, call this directly)."""
+        offset = position.offset
         route = self._route
         builders = self._builders
         for event in events:
@@ -131,6 +146,14 @@ class ChunkAssembler:
                 builder.raw_types, builder.raw_keys = plain.mysql_type, plain.pk_names
             if len(builder.kinds) >= self._chunk_rows:
                 self._flush(target)
+
+    def mark(self, note: str) -> None:
+        """A progress note for the driver to keep with this micro-batch's commit (no rows)."""
+        for target in list(self._builders):
+            self._flush(target)
+        row = self._row("", 0, 0, None, 0, None, None, 0)
+        row["mark"] = note
+        self._ready.append(row)
 
     def take(self) -> pa.RecordBatch | None:
         """Chunk rows completed so far, as one Arrow batch (None when there are none)."""

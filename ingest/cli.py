@@ -16,10 +16,8 @@ from pydantic import ValidationError
 
 from ingest import maintenance_cli
 
-SYNC_ACTIONS = ("kafka-sync-table", "kafka-sync-database")
+SYNC_ACTIONS = ("kafka-sync-table", "kafka-sync-database", "mysql-sync-table", "mysql-sync-database")
 PLANNED_ACTIONS = {
-    "mysql-sync-table": "the MySQL source",
-    "mysql-sync-database": "the MySQL source",
     "remove-orphan-files": "table maintenance",
     "drop-partition": "table maintenance",
     "rescale": "table maintenance",
@@ -58,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(action, help=f"Paimon's {action.replace('-', '_')} action on Spark")
         _opt(p, "warehouse", required=True, help="Paimon warehouse path or URI")
         _opt(p, "database", required=True, help="target Paimon database")
-        if action == "kafka-sync-table":
+        if action.endswith("-table"):
             _opt(p, "table", required=True, help="target Paimon table")
         else:
             _opt(p, "table-prefix", default="", help="prefix for created table names")
@@ -66,6 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
             _opt(p, "including-tables", default=".*", help="regex of source tables to sync")
             _opt(p, "excluding-tables", default=None, help="regex of source tables to skip")
             _opt(p, "ignore-incompatible", action="store_true", help="skip tables whose schema cannot evolve")
+            if action == "mysql-sync-database":
+                _opt(p, "merge-shards", default="true", choices=["true", "false"], help="false: <db>_<table> names")
+                _opt(
+                    p,
+                    "mode",
+                    default="divided",
+                    choices=["divided", "combined"],
+                    help="see README (both pick up new tables)",
+                )
             _opt(p, "including-dbs", default=".*", help="regex of source databases to sync")
             _opt(p, "excluding-dbs", default=None, help="regex of source databases to skip")
             _opt(p, "table-mapping", action="append", default=None, help="source_table=paimon_table (repeatable)")
@@ -91,7 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
         _opt(p, "computed-column", action="append", default=None, help="computed column 'name=func(args)' (repeatable)")
         _opt(p, "metadata-column", action="append", default=None, help="metadata columns, e.g. topic,offset,op_ts")
         _opt(p, "metadata-column-prefix", default=None, help="prefix of the metadata columns' names")
-        _opt(p, "kafka-conf", action="append", help="Kafka source option key=value (repeatable)")
+        if action.startswith("kafka"):
+            _opt(p, "kafka-conf", action="append", help="Kafka source option key=value (repeatable)")
+        else:
+            _opt(p, "mysql-conf", action="append", help="MySQL source option key=value (repeatable)")
         _opt(p, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
         _opt(p, "table-conf", action="append", help="Paimon table option key=value (repeatable)")
         _opt(p, "checkpoint", default=None, help="checkpoint directory (default: under the warehouse)")
@@ -133,17 +143,20 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "computed_columns": tuple(args.computed_column or ()),
         "metadata_columns": tuple(c.strip() for m in args.metadata_column or () for c in m.split(",") if c.strip()),
         "metadata_column_prefix": args.metadata_column_prefix or "",
-        "kafka_conf": _kv(args.kafka_conf, "kafka-conf"),
+        "kafka_conf": _kv(getattr(args, "kafka_conf", None), "kafka-conf"),
+        "mysql_conf": _kv(getattr(args, "mysql_conf", None), "mysql-conf"),
         "catalog_conf": _kv(args.catalog_conf, "catalog-conf"),
         "table_conf": _kv(args.table_conf, "table-conf"),
         "spark_conf": _kv(args.spark_conf, "spark-conf"),
         "available_now": args.available_now,
     }
-    if args.action == "kafka-sync-table":
+    if args.action.endswith("-table"):
         values["table"] = args.table
     else:
         values.update(
             table_prefix=args.table_prefix,
+            merge_shards=getattr(args, "merge_shards", "true") == "true",
+            mode=getattr(args, "mode", "divided"),
             table_suffix=args.table_suffix,
             including_tables=args.including_tables,
             excluding_tables=args.excluding_tables,

@@ -13,12 +13,15 @@ from typing import Any
 
 import structlog
 
+from formats import mysql_values
 from formats.errors import LakeCdcError
 from ingest.assembler import ParseSpec
 from ingest.kafka_source import KafkaCdcDataSource, KafkaSourceSpec
 from ingest.micro_batch import BatchStats, MicroBatchProcessor
+from ingest.mysql_client import MySqlConnection
+from ingest.mysql_source import MySqlCdcDataSource, MySqlSourceSpec, SnapshotRegistry
 from ingest.routing import TableRouter
-from ingest.settings import SyncSettings
+from ingest.settings import SyncSettings, normalise_interval
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.catalog import Catalog
 from sinks.tables import TablePolicy, TablePreparer
@@ -86,12 +89,13 @@ def spark_session(settings: SyncSettings) -> Any:
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("LAKECDC_SPARK_LOG_LEVEL", "WARN"))
     spark.dataSource.register(KafkaCdcDataSource)
+    spark.dataSource.register(MySqlCdcDataSource)
     return spark
 
 
-def source_spec(settings: SyncSettings, parallelism: int) -> KafkaSourceSpec:
-    database_sync = settings.action == "kafka-sync-database"
-    router = TableRouter(
+def router_for(settings: SyncSettings) -> TableRouter:
+    database_sync = settings.action.endswith("-database")
+    return TableRouter(
         database=settings.database,
         table=None if database_sync else settings.table,
         prefix=settings.table_prefix if database_sync else "",
@@ -103,7 +107,23 @@ def source_spec(settings: SyncSettings, parallelism: int) -> KafkaSourceSpec:
         table_mapping=dict(settings.table_mapping) if database_sync else {},
         prefix_db=dict(settings.table_prefix_db) if database_sync else {},
         suffix_db=dict(settings.table_suffix_db) if database_sync else {},
+        merge_shards=settings.merge_shards,
     )
+
+
+def parse_spec(settings: SyncSettings, fmt: str) -> ParseSpec:
+    return ParseSpec(
+        format=fmt,
+        router=router_for(settings),
+        primary_keys=settings.primary_keys,
+        type_mapping=settings.type_mapping,
+        metadata_columns=settings.metadata_columns,
+        computed_columns=settings.computed_columns,
+        metadata_prefix=settings.metadata_column_prefix,
+    )
+
+
+def source_spec(settings: SyncSettings, parallelism: int) -> KafkaSourceSpec:
     ts = settings.kafka_conf.get("scan.startup.timestamp-millis")
     return KafkaSourceSpec(
         topics=settings.topics,
@@ -111,16 +131,38 @@ def source_spec(settings: SyncSettings, parallelism: int) -> KafkaSourceSpec:
         startup_mode=settings.startup_mode,
         startup_timestamp_millis=int(ts) if ts else None,
         startup_specific_offsets=settings.kafka_conf.get("scan.startup.specific-offsets"),
-        parse=ParseSpec(
-            format=settings.kafka_conf["value.format"],
-            router=router,
-            primary_keys=settings.primary_keys,
-            type_mapping=settings.type_mapping,
-            metadata_columns=settings.metadata_columns,
-            computed_columns=settings.computed_columns,
-            metadata_prefix=settings.metadata_column_prefix,
-        ),
+        parse=parse_spec(settings, settings.kafka_conf["value.format"]),
         min_partitions=parallelism,
+    )
+
+
+def mysql_source_spec(settings: SyncSettings, state_dir: str) -> MySqlSourceSpec:
+    conf = settings.mysql_conf
+    sid = conf.get("server-id", "5400").replace(" ", "")
+    first, _, last = sid.partition("-")
+    table_sync = settings.action == "mysql-sync-table"
+    return MySqlSourceSpec(
+        connection=MySqlConnection(
+            hostname=conf["hostname"],
+            port=int(conf.get("port", "3306")),
+            username=conf["username"],
+            connect_timeout=int(normalise_interval(conf.get("connect.timeout", "30s")).split()[0].split(".")[0]),
+        ),
+        database_regex=conf["database-name"],
+        table_regex=conf["table-name"] if table_sync else settings.including_tables,
+        startup_mode=conf.get("scan.startup.mode", "initial"),
+        parse=parse_spec(settings, mysql_values.FORMAT),
+        state_dir=state_dir,
+        server_id=int(first),
+        # Snapshot readers each need their own replica id: the rest of a range, or the ids after a
+        # single one.
+        server_id_range=max(1, int(last) - int(first)) if last else 64,
+        server_time_zone=conf.get("server-time-zone", "UTC"),
+        chunk_size=int(conf.get("scan.incremental.snapshot.chunk.size", "8096")),
+        specific_position=(conf["scan.startup.specific-offset.file"], int(conf["scan.startup.specific-offset.pos"]))
+        if conf.get("scan.startup.mode") == "specific-offset"
+        else None,
+        require_primary_key=table_sync and not settings.primary_keys,
     )
 
 
@@ -137,22 +179,30 @@ def run(settings: SyncSettings) -> JobResult:
             partition_keys=settings.partition_keys,
             table_conf=settings.table_conf,
             modes=parse_type_mapping(settings.type_mapping),
-            ignore_incompatible=settings.ignore_incompatible and settings.action == "kafka-sync-database",
+            ignore_incompatible=settings.ignore_incompatible and settings.action.endswith("-database"),
             multiple_partition_keys=dict(settings.multiple_table_partition_keys),
-            lenient_keys=settings.action == "kafka-sync-database",
+            lenient_keys=settings.action.endswith("-database"),
             source_primary_keys=settings.sync_primary_keys_from_source_schema,
         ),
         commit_user=user,
     )
     spark = spark_session(settings)
     parallelism = spark.sparkContext.defaultParallelism
-    processor = MicroBatchProcessor(settings.warehouse, settings.catalog_conf, user, preparer)
-
-    reader = spark.readStream.format("lakecdc-kafka").option(
-        "lakecdc.spec", source_spec(settings, parallelism).to_json()
-    )
-    for k, v in settings.librdkafka_properties.items():
-        reader = reader.option(f"kafka.{k}", v)
+    if settings.action.startswith("mysql"):
+        registry = SnapshotRegistry(checkpoint)
+        processor = MicroBatchProcessor(settings.warehouse, settings.catalog_conf, user, preparer, registry.record)
+        reader = (
+            spark.readStream.format("lakecdc-mysql")
+            .option("lakecdc.spec", mysql_source_spec(settings, checkpoint).to_json())
+            .option("mysql.password", settings.mysql_password)
+        )
+    else:
+        processor = MicroBatchProcessor(settings.warehouse, settings.catalog_conf, user, preparer)
+        reader = spark.readStream.format("lakecdc-kafka").option(
+            "lakecdc.spec", source_spec(settings, parallelism).to_json()
+        )
+        for k, v in settings.librdkafka_properties.items():
+            reader = reader.option(f"kafka.{k}", v)
     if settings.max_offsets_per_trigger:
         reader = reader.option("lakecdc.maxRows", str(settings.max_offsets_per_trigger))
     writer = (

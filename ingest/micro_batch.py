@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,11 +52,13 @@ class MicroBatchProcessor:
         catalog_options: dict[str, str],
         commit_user: str,
         preparer: TablePreparer,
+        on_marks: Callable[[int, list[str], Callable[[str], bool]], None] | None = None,
     ) -> None:
         self.warehouse = warehouse
         self.catalog_options = catalog_options
         self.commit_user = commit_user
         self.preparer = preparer
+        self.on_marks = on_marks
         self.committer = Committer(warehouse, catalog_options, commit_user)
         self.maintenance = StreamMaintenance(warehouse, catalog_options, commit_user)
         self.stats = BatchStats()
@@ -79,13 +81,15 @@ class MicroBatchProcessor:
         try:
             # One small row per chunk (never data): the plan of the batch. Reading it computes the
             # cached chunks; no shuffle is needed for it.
-            meta = df.select(*_ORDER, "schema", "rows", "events", "ddl").collect()
+            meta = df.select(*_ORDER, "schema", "rows", "events", "ddl", "mark").collect()
             planned = time.monotonic()
             if not meta:
                 return
             meta.sort(key=lambda r: (r["topic"], r["kafka_partition"], r["first_offset"], r["seq"]))
             schemas: list[tuple[str, RecordSchema]] = []
             seen: set[tuple[str, str]] = set()
+            marks = [r["mark"] for r in meta if r["mark"] is not None]
+            meta = [r for r in meta if r["mark"] is None]
             for r in meta:
                 if r["ddl"] is not None:
                     # Paimon's CDC semantics: the schema follows the types carried by data messages;
@@ -96,6 +100,10 @@ class MicroBatchProcessor:
                     schemas.append((r["table"], RecordSchema.from_json(r["schema"])))
             layouts = self.preparer.prepare(schemas)
             tables = [t for t in dict.fromkeys(t for t, _ in schemas) if t in layouts]
+            if marks and self.on_marks is not None:
+                # Kept before the commit, and only for tables whose commit of this batch id is not
+                # already in Paimon (a replay keeps the notes of the attempt that committed).
+                self.on_marks(batch_id, marks, functools.partial(self.committer.is_committed, batch_id=batch_id))
             if not tables:
                 return
             ctx = WriteContext(self.warehouse, self.catalog_options, self.commit_user, batch_id, layouts)

@@ -29,6 +29,9 @@ class TableRouter:
     table_mapping: dict[str, str] = field(default_factory=dict)
     prefix_db: dict[str, str] = field(default_factory=dict)
     suffix_db: dict[str, str] = field(default_factory=dict)
+    # mysql-sync-database --merge-shards false: the same table name in several databases stays
+    # apart, as ``<db>_<table>``
+    merge_shards: bool = True
 
     @cached_property
     def _patterns(self) -> tuple[re.Pattern[str], re.Pattern[str] | None, re.Pattern[str], re.Pattern[str] | None]:
@@ -70,4 +73,5 @@ class TableRouter:
             return f"{self.database}.{mapped}"
         prefix = self.prefix_db.get(db, self.prefix)
         suffix = self.suffix_db.get(db, self.suffix)
-        return f"{self.database}.{prefix}{source_table}{suffix}"
+        name = source_table if self.merge_shards else f"{db}_{source_table}"
+        return f"{self.database}.{prefix}{name}{suffix}"

@@ -15,7 +15,7 @@ from schema_evolution.type_mapping import parse_type_mapping
 from sinks.chunks import METADATA_TYPES
 from sinks.options import validate_table_options
 
-Action = Literal["kafka-sync-table", "kafka-sync-database"]
+Action = Literal["kafka-sync-table", "kafka-sync-database", "mysql-sync-table", "mysql-sync-database"]
 
 # --kafka-conf keys (Paimon's names) that lakecdc reads; ``properties.*`` go to librdkafka.
 KAFKA_CONF_KEYS = {
@@ -27,6 +27,25 @@ KAFKA_CONF_KEYS = {
     "scan.startup.specific-offsets": "start offsets for scan.startup.mode=specific-offsets",
     # New partitions are discovered at every trigger, which is at least as often as asked.
     "scan.topic-partition-discovery.interval": "accepted: lakecdc discovers partitions at every trigger",
+}
+
+
+# --mysql-conf keys (Paimon's names) that lakecdc reads.
+MYSQL_CONF_KEYS = {
+    "hostname": "server host",
+    "port": "server port (default 3306)",
+    "username": "user with SELECT, REPLICATION SLAVE and REPLICATION CLIENT",
+    "password": "password (or password-file, or the LAKECDC_MYSQL_PASSWORD environment variable)",
+    "password-file": "file holding the password",
+    "database-name": "database name (a regular expression for mysql-sync-table)",
+    "table-name": "table name regular expression (mysql-sync-table)",
+    "server-id": "replica server id, or a range a-b (one id per parallel snapshot reader)",
+    "server-time-zone": "the server's time zone, for TIMESTAMP columns (default UTC)",
+    "scan.startup.mode": "initial (default), earliest-offset, latest-offset or specific-offset",
+    "scan.startup.specific-offset.file": "binlog file for specific-offset",
+    "scan.startup.specific-offset.pos": "binlog position for specific-offset",
+    "scan.incremental.snapshot.chunk.size": "rows per snapshot chunk (default 8096)",
+    "connect.timeout": "connection timeout, e.g. 30s",
 }
 
 
@@ -49,6 +68,7 @@ class SyncSettings(BaseSettings):
     metadata_columns: tuple[str, ...] = Field((), description="metadata columns to add, e.g. topic,offset,op_ts")
     metadata_column_prefix: str = Field("", description="prefix of the metadata columns' names")
     kafka_conf: dict[str, str] = Field(default_factory=dict, description="Kafka source options")
+    mysql_conf: dict[str, str] = Field(default_factory=dict, description="MySQL source options")
     catalog_conf: dict[str, str] = Field(default_factory=dict, description="Paimon catalog options")
     table_conf: dict[str, str] = Field(default_factory=dict, description="Paimon table options")
     table_prefix: str = Field("", description="prefix of created table names (database sync)")
@@ -56,6 +76,8 @@ class SyncSettings(BaseSettings):
     including_tables: str = Field(".*", description="regex of source tables to sync (database sync)")
     excluding_tables: str | None = Field(None, description="regex of source tables to skip (database sync)")
     ignore_incompatible: bool = Field(False, description="skip tables whose schema cannot evolve")
+    merge_shards: bool = Field(True, description="mysql-sync-database: merge same-named tables of several databases")
+    mode: Literal["divided", "combined"] = Field("divided", description="mysql-sync-database mode")
     including_dbs: str = Field(".*", description="regex of source databases to sync (database sync)")
     excluding_dbs: str | None = Field(None, description="regex of source databases to skip (database sync)")
     table_mapping: dict[str, str] = Field(default_factory=dict, description="source table -> Paimon table")
@@ -87,13 +109,27 @@ class SyncSettings(BaseSettings):
 
     @model_validator(mode="after")
     def _check(self) -> SyncSettings:
-        if self.action == "kafka-sync-table" and not self.table:
-            raise ValueError("kafka-sync-table needs --table")
+        if self.action.endswith("-table") and not self.table:
+            raise ValueError(f"{self.action} needs --table")
         parse_computed_columns(self.computed_columns)  # start-up validation: names the bad argument
         unknown = [c for c in self.metadata_columns if c not in METADATA_TYPES]
         if unknown:
             raise ValueError(f"unknown --metadata-column {unknown}; known: {', '.join(METADATA_TYPES)}")
         parse_type_mapping(self.type_mapping)
+        if self.action.startswith("mysql"):
+            self._check_mysql()
+        else:
+            self._check_kafka()
+        if self.primary_keys and self.partition_keys and self.action.endswith("-table"):
+            missing = [k for k in self.partition_keys if k not in self.primary_keys]
+            if missing:
+                raise ValueError(f"partition keys {missing} must be part of the primary keys {list(self.primary_keys)}")
+        validate_table_options(self.table_conf, has_primary_key=True)
+        return self
+
+    def _check_kafka(self) -> None:
+        if self.mysql_conf:
+            raise ValueError("--mysql-conf belongs to the mysql-sync actions")
         for key in self.kafka_conf:
             if not key.startswith("properties.") and key not in KAFKA_CONF_KEYS:
                 known = ", ".join(sorted(KAFKA_CONF_KEYS))
@@ -118,12 +154,57 @@ class SyncSettings(BaseSettings):
             raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis")
         if mode == "specific-offsets" and "scan.startup.specific-offsets" not in self.kafka_conf:
             raise ValueError("scan.startup.mode=specific-offsets needs scan.startup.specific-offsets")
-        if self.primary_keys and self.partition_keys and self.action == "kafka-sync-table":
-            missing = [k for k in self.partition_keys if k not in self.primary_keys]
-            if missing:
-                raise ValueError(f"partition keys {missing} must be part of the primary keys {list(self.primary_keys)}")
-        validate_table_options(self.table_conf, has_primary_key=True)
-        return self
+
+    def _check_mysql(self) -> None:
+        if self.kafka_conf:
+            raise ValueError("--kafka-conf belongs to the kafka-sync actions")
+        conf = self.mysql_conf
+        for key in conf:
+            if key not in MYSQL_CONF_KEYS and not key.startswith("jdbc.properties."):
+                known = ", ".join(sorted(MYSQL_CONF_KEYS))
+                raise ValueError(f"--mysql-conf {key} is not supported; supported: jdbc.properties.*, {known}")
+        for key in ("hostname", "username", "database-name"):
+            if not conf.get(key):
+                raise ValueError(f"--mysql-conf {key}=... is required")
+        if self.action == "mysql-sync-table" and not conf.get("table-name"):
+            raise ValueError("--mysql-conf table-name=... is required for mysql-sync-table")
+        for key in ("database-name", "table-name"):
+            if conf.get(key):
+                try:
+                    re.compile(conf[key])
+                except re.error as exc:
+                    raise ValueError(f"--mysql-conf {key} is not a valid regular expression: {exc}") from None
+        mode = conf.get("scan.startup.mode", "initial")
+        if mode not in ("initial", "earliest-offset", "latest-offset", "specific-offset"):
+            raise ValueError(
+                f"scan.startup.mode '{mode}' is not supported; use initial, earliest-offset, latest-offset or "
+                f"specific-offset (timestamp and GTID sets are not implemented yet)"
+            )
+        if mode == "specific-offset" and not (
+            conf.get("scan.startup.specific-offset.file") and conf.get("scan.startup.specific-offset.pos")
+        ):
+            raise ValueError("scan.startup.mode=specific-offset needs scan.startup.specific-offset.file and .pos")
+        for key in ("port", "scan.incremental.snapshot.chunk.size", "scan.startup.specific-offset.pos"):
+            if key in conf and not conf[key].strip().isdigit():
+                raise ValueError(f"--mysql-conf {key}='{conf[key]}' is not a whole number")
+        sid = conf.get("server-id", "5400")
+        if not re.fullmatch(r"\s*\d+\s*(-\s*\d+\s*)?", sid):
+            raise ValueError(f"--mysql-conf server-id='{sid}' is not a number or a range a-b")
+        from formats.mysql_values import server_zone
+
+        server_zone(conf.get("server-time-zone"))
+
+    @property
+    def mysql_password(self) -> str:
+        """From --mysql-conf password, password-file, or LAKECDC_MYSQL_PASSWORD (in that order)."""
+        import os
+
+        if "password" in self.mysql_conf:
+            return self.mysql_conf["password"]
+        if "password-file" in self.mysql_conf:
+            with open(self.mysql_conf["password-file"]) as f:
+                return f.read().strip()
+        return os.environ.get("LAKECDC_MYSQL_PASSWORD", "")
 
     @property
     def startup_mode(self) -> str:
@@ -143,7 +224,7 @@ class SyncSettings(BaseSettings):
 
     @property
     def job_name(self) -> str:
-        target = self.table if self.action == "kafka-sync-table" else "all"
+        target = self.table if self.action.endswith("-table") else "all"
         return f"{self.action}-{self.database}-{target}"
 
 

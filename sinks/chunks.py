@@ -49,6 +49,9 @@ CHUNK_SCHEMA = pa.schema(
         pa.field("events", pa.int64()),
         pa.field("data", pa.binary(), nullable=True),
         pa.field("ddl", pa.string(), nullable=True),
+        # A source's progress note (JSON) that the driver keeps with the commit of this micro-batch,
+        # e.g. the binlog position a MySQL snapshot chunk is exact at. Carries no rows.
+        pa.field("mark", pa.string(), nullable=True),
     ]
 )
 CHUNK_DDL = ", ".join(
@@ -64,6 +67,7 @@ CHUNK_DDL = ", ".join(
         "events bigint",
         "data binary",
         "ddl string",
+        "mark string",
     ]
 )
 

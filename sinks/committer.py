@@ -22,6 +22,25 @@ class Committer:
         self.catalog_options = dict(catalog_options)
         self.commit_user = commit_user
 
+    def is_committed(self, table: str, batch_id: int) -> bool:
+        """Whether this commit user already committed identifier ``batch_id`` (or a later one) to
+        ``table``: what ``filter_and_commit`` would skip."""
+        from pypaimon.catalog.catalog_exception import TableNotExistException
+
+        from sinks import paimon_store
+
+        try:
+            paimon_table = paimon_store.open_table(self.warehouse, self.catalog_options, table)
+        except TableNotExistException:
+            return False
+        manager = paimon_table.snapshot_manager()
+        snapshot = manager.get_latest_snapshot()
+        while snapshot is not None:
+            if snapshot.commit_user == self.commit_user:
+                return int(snapshot.commit_identifier) >= batch_id
+            snapshot = manager.get_snapshot_by_id(snapshot.id - 1) if snapshot.id > 1 else None
+        return False
+
     def commit(self, table: str, batch_id: int, messages: Sequence[bytes]) -> bool:
         """Commit ``messages`` as identifier ``batch_id``; False when it was committed before."""
         # Imported and created here, on the calling thread: pypaimon-rust objects must stay on

@@ -1,5 +1,6 @@
-"""Real servers for integration tests: a Kafka-protocol broker (tansu) on a free loopback port
-and a local Spark session (local[2]), both started here and stopped at the end."""
+"""Real servers for integration tests: a Kafka-protocol broker (tansu) and a MariaDB server, each on
+a free loopback port in a temporary directory, and a local Spark session (local[2]); all started
+here and stopped at the end."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from deploy.local_kafka import LocalKafka
+from deploy.local_mariadb import LocalMariaDB
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -31,6 +33,16 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
 
 
 @pytest.fixture(scope="session")
+def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMariaDB]:
+    # The server's own clock zone is not UTC, so TIMESTAMP handling is really exercised.
+    server = LocalMariaDB(str(tmp_path_factory.mktemp("mariadb")), time_zone="+02:00")
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -41,6 +53,7 @@ def spark() -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
     from ingest.kafka_source import KafkaCdcDataSource
+    from ingest.mysql_source import MySqlCdcDataSource
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -54,6 +67,7 @@ def spark() -> Iterator[Any]:
     )
     session.sparkContext.setLogLevel("ERROR")
     session.dataSource.register(KafkaCdcDataSource)
+    session.dataSource.register(MySqlCdcDataSource)
     try:
         yield session
     finally:

@@ -1,0 +1,138 @@
+"""Rows read from MySQL (snapshot SELECTs through pymysql, binlog row events through
+mysql-replication) as change events in canal's vocabulary.
+
+Both drivers hand over Python objects, and not the same ones for the same column (a SET is
+``'a,b'`` from a SELECT and ``{'a', 'b'}`` from the binlog; a BIT is bytes from one and a string of
+bits from the other; a TIMESTAMP is the session's wall clock from one and naive UTC from the other).
+``normalize`` turns every value into what canal-json carries for that MySQL type, so the rest of
+the pipeline (type mapping, exact conversion, zero dates, ENUM/SET, GeoJSON) is the one tested
+against Paimon's canal cases. Pure: no driver is imported here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from formats.events import SourceSchema, TypeSystem
+
+UTC = dt.UTC
+# The format name MySQL rows are reported under (errors, chunk rows).
+FORMAT = "mysql-binlog"
+
+
+def server_zone(name: str | None) -> dt.tzinfo:
+    """Paimon's ``server-time-zone``: an IANA name or a ±HH:MM offset (default UTC)."""
+    if not name:
+        return UTC
+    text = name.strip()
+    if text.upper() in ("UTC", "Z", "GMT"):
+        return UTC
+    if text[:1] in "+-" and ":" in text:
+        hours, minutes = text[1:].split(":", 1)
+        delta = dt.timedelta(hours=int(hours), minutes=int(minutes))
+        return dt.timezone(delta if text[0] == "+" else -delta)
+    try:
+        return ZoneInfo(text)
+    except Exception:  # ZoneInfoNotFoundError or a malformed key
+        raise ValueError(f"server-time-zone '{name}' is not a time zone (e.g. UTC, Asia/Shanghai, +08:00)") from None
+
+
+def _base(column_type: str) -> str:
+    return column_type.strip().split("(")[0].split()[0].upper()
+
+
+def _bits(column_type: str) -> int:
+    if "(" not in column_type:
+        return 1
+    return int(column_type.split("(", 1)[1].split(")", 1)[0])
+
+
+def _time_text(delta: dt.timedelta) -> str:
+    total_us = delta.days * 86_400_000_000 + delta.seconds * 1_000_000 + delta.microseconds
+    sign = "-" if total_us < 0 else ""
+    total_us = abs(total_us)
+    seconds, micros = divmod(total_us, 1_000_000)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{sign}{hours:02d}:{minutes:02d}:{secs:02d}"
+    return f"{text}.{micros:06d}" if micros else text
+
+
+def _datetime_text(value: dt.datetime) -> str:
+    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text}.{value.microsecond:06d}" if value.microsecond else text
+
+
+def normalize(value: Any, column_type: str, zone: dt.tzinfo, timestamps_in_utc: bool) -> Any:
+    """One column value as canal-json would carry it (text, or bytes for binary columns).
+
+    ``timestamps_in_utc``: TIMESTAMP values arrive as naive UTC (the binlog; or a SELECT in a UTC
+    session) and become the wall clock of ``zone`` (Paimon's server-time-zone rule). DATETIME is
+    never shifted.
+    """
+    if value is None:
+        return None
+    base = _base(column_type)
+    if base == "BIT":
+        if isinstance(value, bytes | bytearray):
+            number = int.from_bytes(value, "big")
+        elif isinstance(value, str):
+            number = int(value, 2) if value else 0  # mysql-replication: the bits as text
+        else:
+            number = int(value)
+        width = _bits(column_type)
+        if width == 1:
+            return "1" if number else "0"
+        return number.to_bytes((width + 7) // 8, "big")
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, dt.datetime):
+        if base == "TIMESTAMP" and timestamps_in_utc:
+            value = value.replace(tzinfo=UTC).astimezone(zone).replace(tzinfo=None)
+        return _datetime_text(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return _time_text(value)
+    if isinstance(value, set | frozenset | list | tuple):
+        # A SET's members in the column's definition order (the binlog gives an unordered set).
+        members = _set_members(column_type)
+        chosen = set(value)
+        ordered = [m for m in members if m in chosen] or sorted(chosen)
+        return ",".join(ordered)
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
+    if isinstance(value, bytes | bytearray):
+        if base in ("CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "JSON", "ENUM", "SET"):
+            return bytes(value).decode("utf-8")
+        return bytes(value)
+    return value
+
+
+def _set_members(column_type: str) -> list[str]:
+    if "(" not in column_type:
+        return []
+    inner = column_type.split("(", 1)[1].rsplit(")", 1)[0]
+    return [m.strip().strip("'\"") for m in inner.split(",")]
+
+
+def normalize_row(
+    row: Mapping[str, Any], types: Mapping[str, str], zone: dt.tzinfo, timestamps_in_utc: bool
+) -> dict[str, Any]:
+    return {name: normalize(v, types.get(name, "TEXT"), zone, timestamps_in_utc) for name, v in row.items()}
+
+
+def source_schema(columns: Sequence[tuple[str, str]], primary_keys: Sequence[str]) -> SourceSchema:
+    """A table's columns with their MySQL column types (information_schema's COLUMN_TYPE)."""
+    return SourceSchema(tuple(columns), tuple(primary_keys), TypeSystem.MYSQL)

@@ -1,0 +1,206 @@
+"""Talking to the MySQL / MariaDB server: connections, the server checks a CDC source needs (each
+failure names the setting to change), binlog positions, table discovery and chunk planning."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from formats.errors import LakeCdcError
+
+log = structlog.get_logger(__name__)
+
+
+class MySqlSourceError(LakeCdcError):
+    """The MySQL server or a table cannot be read as configured; the message says what to change."""
+
+
+@dataclass(frozen=True, slots=True)
+class MySqlConnection:
+    """Where the server is. The password is kept out of ``repr`` (and so out of logs)."""
+
+    hostname: str
+    port: int
+    username: str
+    password: str = field(repr=False, default="")
+    connect_timeout: int = 30
+    ssl: dict[str, str] = field(default_factory=dict)
+
+    def pymysql_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "host": self.hostname,
+            "port": self.port,
+            "user": self.username,
+            "password": self.password,
+            "connect_timeout": self.connect_timeout,
+            "charset": "utf8mb4",
+            "autocommit": True,
+        }
+        if self.ssl:
+            kwargs["ssl"] = dict(self.ssl)
+        return kwargs
+
+    def replication_settings(self) -> dict[str, Any]:
+        settings: dict[str, Any] = {
+            "host": self.hostname,
+            "port": self.port,
+            "user": self.username,
+            "passwd": self.password,
+            "connect_timeout": self.connect_timeout,
+            "charset": "utf8mb4",
+        }
+        if self.ssl:
+            settings["ssl"] = dict(self.ssl)
+        return settings
+
+
+@contextmanager
+def connect(conn: MySqlConnection) -> Iterator[Any]:
+    import pymysql
+
+    try:
+        c = pymysql.connect(**conn.pymysql_kwargs())
+    except pymysql.err.OperationalError as exc:
+        raise MySqlSourceError(
+            f"cannot connect to MySQL at {conn.hostname}:{conn.port} as '{conn.username}': {exc.args[-1]}. "
+            f"Check --mysql-conf hostname, port, username and password."
+        ) from None
+    try:
+        # Read TIMESTAMP columns in UTC: they become server-time-zone wall clock in one place
+        # (formats.mysql_values), the same way for snapshot rows and binlog rows.
+        with c.cursor() as cur:
+            cur.execute("SET time_zone = '+00:00'")
+        yield c
+    finally:
+        c.close()
+
+
+def query(c: Any, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
+    with c.cursor() as cur:
+        cur.execute(sql, args)
+        return list(cur.fetchall())
+
+
+def variables(c: Any, *names: str) -> dict[str, str]:
+    rows = query(c, "SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(names)) + ")", names)
+    return {str(k).lower(): str(v) for k, v in rows}
+
+
+def is_mariadb(c: Any) -> bool:
+    return "mariadb" in str(query(c, "SELECT VERSION()")[0][0]).lower()
+
+
+def check_server(c: Any) -> None:
+    """The settings a binlog CDC source needs; each missing one is named with its fix."""
+    v = variables(
+        c, "log_bin", "binlog_format", "binlog_row_image", "binlog_row_metadata", "log_bin_compress", "version"
+    )
+    if v.get("log_bin", "OFF").upper() != "ON":
+        raise MySqlSourceError("the binary log is off: start the server with log-bin (and server-id) to read changes")
+    if v.get("binlog_format", "").upper() != "ROW":
+        raise MySqlSourceError(
+            f"binlog_format is {v.get('binlog_format')}: set binlog_format=ROW (SET GLOBAL binlog_format='ROW', "
+            f"and in the server's configuration)"
+        )
+    if v.get("binlog_row_image", "FULL").upper() != "FULL":
+        raise MySqlSourceError(
+            f"binlog_row_image is {v.get('binlog_row_image')}: set binlog_row_image=FULL so updates carry whole rows"
+        )
+    if v.get("binlog_row_metadata", "").upper() != "FULL":
+        raise MySqlSourceError(
+            "binlog_row_metadata is not FULL: set binlog_row_metadata=FULL (MySQL 8.0.1+, MariaDB 10.5+) so row "
+            "events name their columns; servers without it are not supported yet"
+        )
+    if v.get("log_bin_compress", "OFF").upper() == "ON":
+        raise MySqlSourceError(
+            "log_bin_compress=ON: compressed binlog events cannot be decoded by lakecdc; set log_bin_compress=OFF"
+        )
+    try:
+        master_status(c)
+    except MySqlSourceError:
+        raise
+    except Exception as exc:
+        raise MySqlSourceError(
+            f"cannot read the binlog position ({exc}): grant the user REPLICATION CLIENT and REPLICATION SLAVE "
+            f"(GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'user'@'host')"
+        ) from None
+
+
+def master_status(c: Any) -> tuple[str, int]:
+    """The binlog position after the last written event (where the next one will start)."""
+    rows = query(c, "SHOW MASTER STATUS")
+    if not rows or not rows[0][0]:
+        raise MySqlSourceError("SHOW MASTER STATUS returned nothing: the binary log is off (start with log-bin)")
+    return str(rows[0][0]), int(rows[0][1])
+
+
+def binlog_files(c: Any) -> list[str]:
+    return [str(r[0]) for r in query(c, "SHOW BINARY LOGS")]
+
+
+def captured_tables(c: Any, database_regex: str, table_regex: str) -> list[tuple[str, str]]:
+    """Base tables whose database and name fully match the regular expressions."""
+    db_re, table_re = re.compile(database_regex), re.compile(table_regex)
+    rows = query(
+        c,
+        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' "
+        "AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') "
+        "ORDER BY TABLE_SCHEMA, TABLE_NAME",
+    )
+    return [(str(d), str(t)) for d, t in rows if db_re.fullmatch(str(d)) and table_re.fullmatch(str(t))]
+
+
+def table_columns(c: Any, database: str, table: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """(column name, MySQL column type) in table order, and the primary key columns in key order."""
+    rows = query(
+        c,
+        "SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
+        "ORDER BY ORDINAL_POSITION",
+        (database, table),
+    )
+    keys = query(
+        c,
+        "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
+        "AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION",
+        (database, table),
+    )
+    return [(str(n), str(t)) for n, t in rows], [str(k[0]) for k in keys]
+
+
+_INTEGER = re.compile(r"^(tinyint|smallint|mediumint|int|integer|bigint)\b", re.IGNORECASE)
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def plan_chunks(
+    c: Any, database: str, table: str, key_columns: list[str], key_types: list[str], chunk_size: int
+) -> list[tuple[int | None, int | None]]:
+    """Key ranges [lo, hi) of about ``chunk_size`` rows each (open ends as None).
+
+    Split only on a single integer primary key, by key arithmetic between MIN and MAX (Flink CDC's
+    evenly-distributed split); any other table is one chunk. Ranges cover the whole key space, so
+    a row inserted beyond MAX still belongs to the last chunk.
+    """
+    if len(key_columns) != 1 or not _INTEGER.match(key_types[0]):
+        return [(None, None)]
+    key = quote(key_columns[0])
+    lo, hi, count = query(c, f"SELECT MIN({key}), MAX({key}), COUNT(*) FROM {quote(database)}.{quote(table)}")[0]
+    if lo is None or count <= chunk_size:
+        return [(None, None)]
+    lo, hi, count = int(lo), int(hi), int(count)
+    step = max(1, (hi - lo + 1) * chunk_size // count)
+    bounds = list(range(lo + step, hi + 1, step))
+    ranges: list[tuple[int | None, int | None]] = []
+    previous: int | None = None
+    for b in bounds:
+        ranges.append((previous, b))
+        previous = b
+    ranges.append((previous, None))
+    return ranges
