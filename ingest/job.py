@@ -189,6 +189,9 @@ def run(settings: SyncSettings) -> JobResult:
     spark = spark_session(settings)
     parallelism = spark.sparkContext.defaultParallelism
     if settings.action.startswith("mysql"):
+        ignored = sorted(k for k in settings.mysql_conf if k.startswith("jdbc.properties."))
+        if ignored:
+            log.warning("jdbc.properties.* are accepted for compatibility but not applied", keys=ignored)
         registry = SnapshotRegistry(checkpoint)
         processor = MicroBatchProcessor(settings.warehouse, settings.catalog_conf, user, preparer, registry.record)
         reader = (

@@ -150,8 +150,8 @@ def test_value_format_that_is_planned_is_refused(capsys: pytest.CaptureFixture[s
 
 
 def test_planned_actions_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["mysql_sync_table", "--warehouse", "/w", "--mysql_conf", "hostname=x"]) == 2
-    assert "'mysql-sync-table' is not yet supported" in capsys.readouterr().err
+    assert main(["rescale", "--warehouse", "/w", "--bucket-num", "4"]) == 2
+    assert "'rescale' is not yet supported" in capsys.readouterr().err
 
 
 def test_table_sync_partition_keys_must_be_primary_keys(capsys: pytest.CaptureFixture[str]) -> None:

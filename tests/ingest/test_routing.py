@@ -43,3 +43,9 @@ def test_router_survives_the_json_round_trip_of_the_source_spec() -> None:
     back = KafkaSourceSpec.from_json(spec.to_json())
     assert back.parse is not None and back.parse.router.route("x", "a") == "ods.b"
     assert back.parse.router.route("x", "c") == "ods.c_x"
+
+
+def test_unmerged_shards_keep_their_database_in_the_name() -> None:
+    router = TableRouter(database="ods", prefix="p_", merge_shards=False)
+    assert router.route("shard_1", "orders") == "ods.p_shard_1_orders"
+    assert TableRouter(database="ods").route("shard_1", "orders") == "ods.orders"
