@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-ACTIONS = ("compact", "expire-snapshots", "create-tag", "delete-tag", "rollback-to")
+ACTIONS = ("compact", "expire-snapshots", "create-tag", "delete-tag", "rollback-to", "remove-orphan-files")
 
 # Paimon's batch commits use Long.MAX_VALUE as identifier (BatchWriteBuilder.COMMIT_IDENTIFIER); a
 # fresh commit user per run keeps the sync jobs' exactly-once identifier checks unaffected.
@@ -51,6 +51,10 @@ def add_parsers(sub: Any, opt: Callable[..., None]) -> None:
     p = sub.add_parser("rollback-to", help="roll a table back to a snapshot or tag (stop the writing job first)")
     common(p)
     opt(p, "version", required=True, help="snapshot id or tag name")
+    p = sub.add_parser("remove-orphan-files", help="delete files no snapshot or tag refers to (older than a day)")
+    common(p)
+    opt(p, "older-than", default=None, help="only files older than this local time (default: one day ago)")
+    opt(p, "dry-run", default="false", choices=["true", "false"], help="true: only list them")
 
 
 def run(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
@@ -116,6 +120,26 @@ def _compact(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     return 0
 
 
+def _local_time_ms(text: str, option: str) -> int:
+    try:
+        return int(datetime.strptime(text.strip(), "%Y-%m-%d %H:%M:%S").timestamp() * 1000)
+    except ValueError:
+        raise ValueError(f"--{option} '{text}' is not 'yyyy-MM-dd HH:mm:ss'") from None
+
+
+def _orphans(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
+    from sinks.orphans import remove_orphan_files
+
+    cutoff = _local_time_ms(args.older_than, "older-than") if args.older_than else None
+    table = f"{args.database}.{args.table}"
+    report = remove_orphan_files(args.warehouse, catalog_conf, table, cutoff, dry_run=args.dry_run == "true")
+    verb = "deleted" if report.deleted else "found (dry run)"
+    print(f"lakecdc: {table}: {len(report.orphans)} orphan files {verb}")
+    for path in report.orphans:
+        print(f"  {path}")
+    return 0
+
+
 def _expire(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     from sinks.expire import expire_snapshots
 
@@ -128,12 +152,8 @@ def _expire(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
         overrides["snapshot.expire.limit"] = str(args.max_deletes)
     now_ms = None
     if args.older_than is not None:
-        try:
-            cutoff = datetime.strptime(args.older_than.strip(), "%Y-%m-%d %H:%M:%S")
-        except ValueError:
-            raise ValueError(f"--older-than '{args.older_than}' is not 'yyyy-MM-dd HH:mm:ss'") from None
         # Snapshots from before the cut-off are old enough: retention measured from the cut-off.
-        now_ms = int(cutoff.timestamp() * 1000)
+        now_ms = _local_time_ms(args.older_than, "older-than")
         overrides["snapshot.time-retained"] = "0 ms"
     table = f"{args.database}.{args.table}"
     report = expire_snapshots(args.warehouse, catalog_conf, table, overrides, now_ms=now_ms)
@@ -189,4 +209,5 @@ _ACTIONS: dict[str, Callable[[argparse.Namespace, dict[str, str]], int]] = {
     "create-tag": _create_tag,
     "delete-tag": _delete_tag,
     "rollback-to": _rollback,
+    "remove-orphan-files": _orphans,
 }

@@ -47,6 +47,8 @@ def test_compact_expire_tag_rollback(wh: str, capsys: pytest.CaptureFixture[str]
     assert main(["rollback_to", *base, "--version", "before"]) == 0
     assert "rolled back to snapshot 4" in capsys.readouterr().out
     assert read_rust(wh, "db.t") == [{"id": i, "v": f"v{i}"} for i in range(4)] == read_pypaimon(wh, "db.t")
+    assert main(["remove_orphan_files", *base, "--dry_run", "true"]) == 0
+    assert "0 orphan files found (dry run)" in capsys.readouterr().out
     assert main(["delete_tag", *base, "--tag_name", "before"]) == 0
     assert main(["delete_tag", *base, "--tag_name", "before"]) == 2
     assert "no such tag: before" in capsys.readouterr().err

@@ -1,0 +1,171 @@
+"""``make bench-mysql``: the MySQL source's snapshot and binlog throughput beside their floors.
+
+    python -m bench.mysql [--rows 300000] [--updates 100000]
+
+A private MariaDB (as the tests start it) gets a 10-column table. Measured in one run:
+
+- floor, snapshot: one plain pymysql process reading the whole table (unbuffered cursor);
+- lakecdc snapshot: ``mysql-sync-table --available-now`` on local[2], minus the same command on an
+  empty table (Spark and job start-up);
+- floor, binlog: mysql-replication decoding the update events alone, one process;
+- lakecdc binlog: the same job continuing from its checkpoint over those updates, minus a run with
+  nothing to read.
+
+Results go to bench/results/mysql-<UTC time>.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from deploy.local_mariadb import ROOT_PASSWORD, LocalMariaDB
+from ingest.mysql_client import MySqlConnection, connect, master_status
+
+RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parent.parent
+DDL = """CREATE TABLE {t} (
+    id BIGINT PRIMARY KEY, name VARCHAR(64), amount DECIMAL(12, 2), qty INT, updated DATETIME(3),
+    status VARCHAR(16), note TEXT, flag TINYINT(1), score DOUBLE, created TIMESTAMP(3) NULL
+)"""
+
+
+def _load(db: LocalMariaDB, table: str, rows: int) -> None:
+    rng = random.Random(1)
+    conn = db.connect("shop")
+    with conn.cursor() as cur:
+        for start in range(0, rows, 5000):
+            cur.executemany(
+                f"INSERT INTO {table} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    (
+                        i,
+                        f"customer-{i}",
+                        f"{rng.randrange(100000)}.{rng.randrange(100):02d}",
+                        rng.randrange(1000),
+                        "2024-05-01 12:00:00.123",
+                        rng.choice(["new", "paid", "shipped"]),
+                        "a note of moderate length for every order row",
+                        i % 2,
+                        rng.random(),
+                        "2024-05-01 10:00:00.456",
+                    )
+                    for i in range(start, min(rows, start + 5000))
+                ],
+            )
+    conn.close()
+
+
+def _floor_snapshot(db: LocalMariaDB, table: str) -> tuple[float, int]:
+    import pymysql.cursors
+
+    conn = db.connect("shop", cursorclass=pymysql.cursors.SSCursor)
+    started = time.perf_counter()
+    n = 0
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT * FROM {table}")
+        for _ in cur:
+            n += 1
+    conn.close()
+    return time.perf_counter() - started, n
+
+
+def _floor_binlog(db: LocalMariaDB, start: tuple[str, int], end: tuple[str, int]) -> tuple[float, int]:
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.row_event import UpdateRowsEvent
+
+    settings = MySqlConnection("127.0.0.1", db.port, "root", ROOT_PASSWORD).replication_settings()
+    stream = BinLogStreamReader(
+        connection_settings=settings,
+        server_id=999,
+        resume_stream=True,
+        log_file=start[0],
+        log_pos=start[1],
+        blocking=False,
+        only_events=[UpdateRowsEvent],
+    )
+    started = time.perf_counter()
+    n = 0
+    for event in stream:
+        n += len(event.rows)
+        if (stream.log_file, event.packet.log_pos) >= end:
+            break
+    stream.close()
+    return time.perf_counter() - started, n
+
+
+def _job(db: LocalMariaDB, warehouse: str, table: str, checkpoint: str) -> float:
+    argv = [sys.executable, "-m", "ingest", "mysql_sync_table", "--warehouse", warehouse, "--database", "ods"]
+    argv += ["--table", table, "--available-now", "--checkpoint", checkpoint, "--spark-conf", "spark.master=local[2]"]
+    for k, v in db.mysql_conf(**{"database-name": "shop", "table-name": table}).items():
+        if k != "password":
+            argv += ["--mysql_conf", f"{k}={v}"]
+    env = {**os.environ, "LAKECDC_LOG_LEVEL": "WARNING", "LAKECDC_MYSQL_PASSWORD": ROOT_PASSWORD}
+    started = time.monotonic()
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-3000:])
+    return time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=300_000)
+    parser.add_argument("--updates", type=int, default=100_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="lakecdc-bench-mysql-") as tmp, LocalMariaDB() as db:
+        db.execute("CREATE DATABASE shop", DDL.format(t="shop.orders"), DDL.format(t="shop.empty"))
+        _load(db, "orders", args.rows)
+        _load(db, "empty", 1)
+        floor_s, floor_rows = _floor_snapshot(db, "orders")
+        base_s = _job(db, f"{tmp}/wh", "empty", f"{tmp}/ck-empty")
+        snap_s = _job(db, f"{tmp}/wh", "orders", f"{tmp}/ck")
+        conn = MySqlConnection("127.0.0.1", db.port, "root", ROOT_PASSWORD)
+        with connect(conn) as c:
+            before = master_status(c)
+        db.execute(f"UPDATE shop.orders SET qty = qty + 1 WHERE id < {args.updates}")
+        with connect(conn) as c:
+            after = master_status(c)
+        floor_b_s, floor_b_rows = _floor_binlog(db, before, after)
+        idle_s = _job(db, f"{tmp}/wh", "empty", f"{tmp}/ck-empty")
+        binlog_s = _job(db, f"{tmp}/wh", "orders", f"{tmp}/ck")
+    snap_steady = snap_s - base_s
+    binlog_steady = binlog_s - idle_s
+    lines = [
+        f"# MySQL source benchmark, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        "",
+        f"MariaDB 10.11 on loopback, 10-column table; {args.rows} rows snapshotted, then {args.updates} rows"
+        " updated in one statement. lakecdc runs `mysql-sync-table --available-now` on local[2]; steady state ="
+        " run minus the same command with (next to) nothing to read.",
+        "",
+        "| Run | Seconds | Rows/s | vs floor |",
+        "|---|---|---|---|",
+        f"| floor: pymysql full-table read, one process | {floor_s:.1f} | {floor_rows / floor_s:,.0f} | 1.00x |",
+        f"| lakecdc snapshot, steady state | {snap_steady:.1f} | {args.rows / snap_steady:,.0f} "
+        f"| {(args.rows / snap_steady) / (floor_rows / floor_s):.2f}x |",
+        f"| lakecdc snapshot, whole command | {snap_s:.1f} | {args.rows / snap_s:,.0f} | |",
+        f"| start-up (empty table) | {base_s:.1f} | | |",
+        f"| floor: mysql-replication decoding the updates, one process | {floor_b_s:.1f} "
+        f"| {floor_b_rows / floor_b_s:,.0f} | 1.00x |",
+        f"| lakecdc binlog, steady state | {binlog_steady:.1f} | {args.updates / binlog_steady:,.0f} "
+        f"| {(args.updates / binlog_steady) / (floor_b_rows / floor_b_s):.2f}x |",
+        f"| lakecdc binlog, whole command | {binlog_s:.1f} | {args.updates / binlog_s:,.0f} | |",
+        f"| start-up (nothing to read) | {idle_s:.1f} | | |",
+    ]
+    text = "\n".join(lines) + "\n"
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"mysql-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}.md"
+    out.write_text(text)
+    print(text)
+    print(f"written to {out}")
+
+
+if __name__ == "__main__":
+    main()
