@@ -18,7 +18,6 @@ from ingest import maintenance_cli
 
 SYNC_ACTIONS = ("kafka-sync-table", "kafka-sync-database", "mysql-sync-table", "mysql-sync-database")
 PLANNED_ACTIONS = {
-    "drop-partition": "table maintenance",
     "rescale": "table maintenance",
 }
 

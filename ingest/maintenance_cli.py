@@ -16,7 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-ACTIONS = ("compact", "expire-snapshots", "create-tag", "delete-tag", "rollback-to", "remove-orphan-files")
+ACTIONS = (
+    "compact",
+    "expire-snapshots",
+    "create-tag",
+    "delete-tag",
+    "rollback-to",
+    "remove-orphan-files",
+    "drop-partition",
+)
 
 # Paimon's batch commits use Long.MAX_VALUE as identifier (BatchWriteBuilder.COMMIT_IDENTIFIER); a
 # fresh commit user per run keeps the sync jobs' exactly-once identifier checks unaffected.
@@ -51,6 +59,9 @@ def add_parsers(sub: Any, opt: Callable[..., None]) -> None:
     p = sub.add_parser("rollback-to", help="roll a table back to a snapshot or tag (stop the writing job first)")
     common(p)
     opt(p, "version", required=True, help="snapshot id or tag name")
+    p = sub.add_parser("drop-partition", help="drop partitions (an OVERWRITE snapshot without their files)")
+    common(p)
+    opt(p, "partition", action="append", required=True, help="k=v[,k2=v2] (repeatable)")
     p = sub.add_parser("remove-orphan-files", help="delete files no snapshot or tag refers to (older than a day)")
     common(p)
     opt(p, "older-than", default=None, help="only files older than this local time (default: one day ago)")
@@ -125,6 +136,24 @@ def _local_time_ms(text: str, option: str) -> int:
         return int(datetime.strptime(text.strip(), "%Y-%m-%d %H:%M:%S").timestamp() * 1000)
     except ValueError:
         raise ValueError(f"--{option} '{text}' is not 'yyyy-MM-dd HH:mm:ss'") from None
+
+
+def _drop_partition(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
+    from sinks import paimon_store as store
+    from sinks.compactor import partition_values
+
+    table = store.open_table(args.warehouse, catalog_conf, f"{args.database}.{args.table}")
+    specs = []
+    for spec in _partitions(args.partition):
+        values = partition_values(table, spec)
+        specs.append({f.name: v for f, v in zip(table.partition_keys_fields, values, strict=True)})
+    commit = table.new_batch_write_builder().new_commit()
+    try:
+        commit.truncate_partitions(specs)
+    finally:
+        commit.close()
+    print(f"lakecdc: {args.database}.{args.table}: dropped {len(specs)} partition(s)")
+    return 0
 
 
 def _orphans(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
@@ -210,4 +239,5 @@ _ACTIONS: dict[str, Callable[[argparse.Namespace, dict[str, str]], int]] = {
     "delete-tag": _delete_tag,
     "rollback-to": _rollback,
     "remove-orphan-files": _orphans,
+    "drop-partition": _drop_partition,
 }

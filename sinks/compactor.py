@@ -133,7 +133,7 @@ def plan(
         engines = ", ".join(MERGEABLE_ENGINES)
         raise ValueError(f"table {identifier} uses merge-engine={engine}; lakecdc compacts {engines} tables only")
     opts = CompactionOptions.from_table_options(options)
-    wanted = [_partition_values(table, p) for p in partitions]
+    wanted = [partition_values(table, p) for p in partitions]
     tasks: list[BucketTask] = []
     for (partition, bucket), metas in sorted(store.live_files(table).items(), key=lambda kv: repr(kv[0])):
         if wanted and partition not in wanted:
@@ -159,7 +159,11 @@ def plan(
     return tasks
 
 
-def _partition_values(table: Any, spec: Mapping[str, str]) -> tuple[Any, ...]:
+def partition_values(table: Any, spec: Mapping[str, str]) -> tuple[Any, ...]:
+    """A ``--partition k=v`` spec as the table's typed partition values, in key order."""
+    import datetime as dt
+    from decimal import Decimal
+
     keys = list(table.partition_keys)
     if sorted(spec) != sorted(keys):
         raise ValueError(f"--partition must name every partition key of the table: {', '.join(keys) or '(none)'}")
@@ -167,10 +171,21 @@ def _partition_values(table: Any, spec: Mapping[str, str]) -> tuple[Any, ...]:
     for f in table.partition_keys_fields:
         text = spec[f.name]
         typ = str(f.type).upper()
-        if typ.startswith(("INT", "BIGINT", "SMALLINT", "TINYINT")):
-            values.append(int(text))
-        else:
-            values.append(text)
+        try:
+            if typ.startswith(("TINYINT", "SMALLINT", "INT", "BIGINT")):
+                values.append(int(text))
+            elif typ.startswith("DECIMAL"):
+                values.append(Decimal(text))
+            elif typ.startswith(("FLOAT", "DOUBLE")):
+                values.append(float(text))
+            elif typ.startswith("BOOLEAN"):
+                values.append(text.strip().lower() == "true")
+            elif typ.startswith("DATE"):
+                values.append(dt.date.fromisoformat(text))
+            else:
+                values.append(text)
+        except (ValueError, ArithmeticError):  # decimal.InvalidOperation is an ArithmeticError
+            raise ValueError(f"--partition {f.name}={text} is not a value of type {typ}") from None
     return tuple(values)
 
 

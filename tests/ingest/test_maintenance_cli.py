@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,34 @@ def test_bad_arguments_are_named(wh: str, capsys: pytest.CaptureFixture[str]) ->
     assert "--partition expects k=v" in capsys.readouterr().err
     assert main(["rollback-to", *base, "--version", "77"]) == 2
     assert "has no snapshot 77" in capsys.readouterr().err
+
+
+def test_drop_partition(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow as pa
+    from pypaimon_rust.datafusion import PaimonCatalog
+
+    from schema_evolution.types import decimal
+
+    wh = str(tmp_path / "wh")
+    Catalog(wh).create_table(
+        "db.p", [("id", int_()), ("pt", decimal(2, 1))], ["id", "pt"], ["pt"], {"changelog-producer": "input"}
+    )
+    builder = PaimonCatalog({"warehouse": wh}).get_table("db.p").new_stream_write_builder().with_commit_user("u")
+    write = builder.new_write()
+    write.write_arrow(
+        pa.RecordBatch.from_arrays(
+            [
+                pa.array([1, 2, 3], pa.int32()),
+                pa.array([Decimal("1.1"), Decimal("2.2"), Decimal("1.1")], pa.decimal128(2, 1)),
+                pa.array([0, 0, 0], pa.int8()),
+            ],
+            names=["id", "pt", "_VALUE_KIND"],
+        )
+    )
+    builder.new_commit().filter_and_commit({0: write.prepare_commit(True, 0)})
+    base = ["--warehouse", wh, "--database", "db", "--table", "p"]
+    assert main(["drop_partition", *base, "--partition", "pt=1.1"]) == 0
+    assert "dropped 1 partition(s)" in capsys.readouterr().out
+    assert [r["id"] for r in read_rust(wh, "db.p")] == [2] == [r["id"] for r in read_pypaimon(wh, "db.p")]
+    assert main(["drop_partition", *base, "--partition", "pt=x"]) == 2
+    assert "pt=x is not a value of type DECIMAL(2, 1)" in capsys.readouterr().err
