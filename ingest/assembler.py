@@ -44,6 +44,7 @@ class ParseSpec:
     metadata_columns: tuple[str, ...] = ()
     metadata_prefix: str = ""
     computed_columns: tuple[str, ...] = ()
+    metadata_not_null: bool = False
     # canal-json's bulk path for plain DML (same results, see ChunkBuilder.add_rows); off in tests
     # that compare both paths
     bulk_path: bool = True
@@ -69,7 +70,9 @@ class ChunkAssembler:
         self._chunk_rows = self.spec.chunk_rows
         self._computed = parse_computed_columns(self.spec.computed_columns)
         self._metadata = (
-            MetadataSpec(self.spec.metadata_columns, self.spec.metadata_prefix) if self.spec.metadata_columns else None
+            MetadataSpec(self.spec.metadata_columns, self.spec.metadata_prefix, self.spec.metadata_not_null)
+            if self.spec.metadata_columns
+            else None
         )
         self._bulk = (
             canal.plain_dml
@@ -146,6 +149,20 @@ class ChunkAssembler:
                 builder.raw_types, builder.raw_keys = plain.mysql_type, plain.pk_names
             if len(builder.kinds) >= self._chunk_rows:
                 self._flush(target)
+
+    def declare(self, event: DataChangeEvent, position: SourcePosition) -> None:
+        """A chunk row that carries only a table's record schema (no rows), so the driver creates
+        or evolves the table even when the source table has no rows yet."""
+        target = self._route(event.database, event.table)
+        if target is None:
+            return
+        if target in self._builders:
+            self._flush(target)
+        builder = self._new_builder(target, event, position)
+        del self._builders[target]
+        self._ready.append(
+            self._row(target, position.offset, position.offset, builder.schema.to_json(), 0, None, None, 0)
+        )
 
     def mark(self, note: str) -> None:
         """A progress note for the driver to keep with this micro-batch's commit (no rows)."""

@@ -120,6 +120,7 @@ def parse_spec(settings: SyncSettings, fmt: str) -> ParseSpec:
         metadata_columns=settings.metadata_columns,
         computed_columns=settings.computed_columns,
         metadata_prefix=settings.metadata_column_prefix,
+        metadata_not_null=fmt == mysql_values.FORMAT,
     )
 
 

@@ -156,11 +156,14 @@ def captured_tables(c: Any, database_regex: str, table_regex: str) -> list[tuple
 
 
 def table_columns(c: Any, database: str, table: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """(column name, MySQL column type) in table order, and the primary key columns in key order."""
+    """(column name, MySQL column type) in table order, and the primary key columns in key order.
+
+    A NOT NULL column's type ends in " NOT NULL": Paimon's MySQL action keeps such columns NOT NULL.
+    """
     rows = query(
         c,
-        "SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
-        "ORDER BY ORDINAL_POSITION",
+        "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE FROM information_schema.COLUMNS "
+        "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
         (database, table),
     )
     keys = query(
@@ -169,7 +172,8 @@ def table_columns(c: Any, database: str, table: str) -> tuple[list[tuple[str, st
         "AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION",
         (database, table),
     )
-    return [(str(n), str(t)) for n, t in rows], [str(k[0]) for k in keys]
+    columns = [(str(n), str(t) + (" NOT NULL" if str(nullable).upper() == "NO" else "")) for n, t, nullable in rows]
+    return columns, [str(k[0]) for k in keys]
 
 
 _INTEGER = re.compile(r"^(tinyint|smallint|mediumint|int|integer|bigint)\b", re.IGNORECASE)

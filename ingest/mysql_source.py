@@ -390,6 +390,9 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
         )
         for row in rows.values()
     ]
+    # The table's schema even when this chunk (or the whole table) has no rows: Paimon creates the
+    # table at start-up from the source schema.
+    assembler.declare(DataChangeEvent(Op.INSERT, chunk.database, chunk.table, schema, None, {}, 0), position)
     for start in range(0, len(events), 4096):
         assembler.add_events(events[start : start + 4096], position)
         batch = assembler.take()
@@ -425,7 +428,7 @@ def _binlog_rows(
     end: Position,
     server_id: int,
     only: set[str] | None,
-    on_ddl: Callable[[str, str | None, int], None] | None = None,
+    on_ddl: Callable[[str, str | None, int, Position], None] | None = None,
 ) -> Iterator[BinlogRow]:
     """Row changes of the captured tables between two binlog positions, in binlog order."""
     from pymysqlreplication import BinLogStreamReader
@@ -475,7 +478,7 @@ def _binlog_rows(
             elif isinstance(event, QueryEvent) and on_ddl is not None:
                 text = event.query if isinstance(event.query, str) else event.query.decode("utf-8", "replace")
                 schema = event.schema.decode() if isinstance(event.schema, bytes) else event.schema
-                on_ddl(text, schema or None, int(event.timestamp) * 1000)
+                on_ddl(text, schema or None, int(event.timestamp) * 1000, position)
             elif type(event).__name__ == "NotImplementedEvent":
                 raise MySqlSourceError(
                     f"binlog event at {position[0]}:{position[1]} cannot be decoded (a compressed binlog?); "
@@ -504,18 +507,32 @@ def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.Rec
     zone = mysql_values.server_zone(spec.server_time_zone)
     assembler = _assembler(spec, 1 << 20)
     counted = 0
+    skipped: set[str] = set()
     with connect(spec.connection) as c:
         tables = _Tables(spec, c)
 
-        def on_ddl(text: str, default_db: str | None, ts: int) -> None:
+        db_re, table_re = re.compile(spec.database_regex), re.compile(spec.table_regex)
+
+        def on_ddl(text: str, default_db: str | None, ts: int, position: Position) -> None:
             match = _DDL_TABLE.match(text)
             if match is None:
                 return
-            database = match.group(1) or default_db
-            if database is None:
+            database, table = match.group(1) or default_db, match.group(2)
+            if database is None or not (db_re.fullmatch(database) and table_re.fullmatch(table)):
                 return
             # Column types follow the server's catalogue from here on (see README: no DDL history yet).
-            tables._types.pop(f"{database}.{match.group(2)}", None)
+            tables._types.pop(f"{database}.{table}", None)
+            if re.match(r"^\s*(?:/\*.*?\*/\s*)*CREATE\s+TABLE", text, re.IGNORECASE | re.DOTALL):
+                # A table created while the job runs exists in Paimon before its first row, as in
+                # Paimon's combined mode. Tables without a primary key are skipped.
+                try:
+                    columns, keys = table_columns(c, database, table)
+                except Exception:  # dropped again since: nothing to declare
+                    return
+                if columns and (keys or spec.parse.primary_keys):
+                    schema = mysql_values.source_schema(columns, keys)
+                    event = DataChangeEvent(Op.INSERT, database, table, schema, None, {}, ts)
+                    assembler.declare(event, SourcePosition(TOPIC, 1 << 20, binlog_offset(position)))
 
         for op, database, table, before, after, position, ts in _binlog_rows(
             spec, part.start, part.end, spec.server_id, None, on_ddl
@@ -523,6 +540,15 @@ def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.Rec
             image = after if after is not None else before
             assert image is not None
             keys = tables.keys(database, table) or list(spec.parse.primary_keys)
+            if not keys:
+                if spec.require_primary_key:
+                    raise MySqlSourceError(
+                        f"table {database}.{table} has no primary key: give --primary-keys, or exclude it"
+                    )
+                if f"{database}.{table}" not in skipped:
+                    skipped.add(f"{database}.{table}")
+                    log.warning("rows of a table without primary key skipped", table=f"{database}.{table}")
+                continue
             ranges = part.snapshot.get(f"{database}.{table}")
             if ranges:
                 key = image[keys[0]] if len(keys) == 1 else None

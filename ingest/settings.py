@@ -159,6 +159,11 @@ class SyncSettings(BaseSettings):
         if self.kafka_conf:
             raise ValueError("--kafka-conf belongs to the kafka-sync actions")
         conf = self.mysql_conf
+        kafka_only = [c for c in self.metadata_columns if c not in ("database_name", "table_name", "op_ts")]
+        if kafka_only:
+            raise ValueError(
+                f"--metadata-column {kafka_only} are Kafka's; the MySQL source has database_name, table_name, op_ts"
+            )
         for key in conf:
             if key not in MYSQL_CONF_KEYS and not key.startswith("jdbc.properties."):
                 known = ", ".join(sorted(MYSQL_CONF_KEYS))

@@ -1,5 +1,6 @@
 """Table maintenance inside a sync job, after each micro-batch's data commit: compaction of the
-buckets that need it (Spark tasks, one per bucket, in parallel), then snapshot expiry.
+buckets that need it (Spark tasks, one per bucket, in parallel), automatic tags, then snapshot
+expiry.
 
 It runs between micro-batches, so it never races the job's own writers: the next batch's
 writers start after the COMPACT snapshot and read the compacted buckets' sequence numbers.
@@ -17,8 +18,9 @@ from typing import Any
 import structlog
 
 from ingest import logs
-from sinks import compactor, expire
+from sinks import auto_tags, compactor, expire
 from sinks import paimon_store as store
+from sinks.auto_tags import AutoTagOptions
 from sinks.lsm import CompactionOptions
 
 log = structlog.get_logger(__name__)
@@ -76,6 +78,11 @@ class StreamMaintenance:
                     seconds=round(time.monotonic() - started, 3),
                 )
         for table in active:
+            # Automatic tags first: a tag keeps its snapshot's files through the expiry below.
+            paimon_table = store.open_table(self.warehouse, self.catalog_options, table)
+            tag_options = AutoTagOptions.from_table_options(paimon_table.options.options.to_map())
+            if tag_options is not None:
+                auto_tags.apply(paimon_table, tag_options)
             self.expired_snapshots += expire.expire_snapshots(
                 self.warehouse, self.catalog_options, table
             ).expired_snapshots

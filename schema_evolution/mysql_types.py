@@ -37,13 +37,23 @@ class UnsupportedSourceType(ValueError):
     """A source column type with no Paimon counterpart."""
 
 
+_NOT_NULL = re.compile(r"\s+NOT\s+NULL\s*$", re.IGNORECASE)
+
+
+def not_null(type_name: str) -> tuple[str, bool]:
+    """A column type with a trailing ``NOT NULL`` (the MySQL source appends it for NOT NULL
+    columns) split into the bare type and whether it was there."""
+    bare = _NOT_NULL.sub("", type_name)
+    return bare, bare != type_name
+
+
 def split_mysql_type(type_name: str) -> tuple[str, int | None, int | None, bool, str]:
     """Split ``"DECIMAL(8, 3) unsigned zerofill"`` into ``("DECIMAL", 8, 3, True, "(8, 3)")``.
 
     Returns (base name in upper case, length, scale, unsigned, raw bracket text). ENUM and SET keep
     their value list only in the raw bracket text.
     """
-    m = _TYPE.match(type_name)
+    m = _TYPE.match(not_null(type_name)[0])
     if m is None:
         raise UnsupportedSourceType(f"cannot parse MySQL type '{type_name}'")
     base = " ".join(m.group(1).upper().split())
@@ -70,8 +80,17 @@ def split_mysql_type(type_name: str) -> tuple[str, int | None, int | None, bool,
 def mysql_to_paimon(type_name: str, modes: frozenset[TypeMappingMode] = frozenset()) -> t.PaimonType:
     """The Paimon type of a MySQL column type, honouring ``--type-mapping`` modes.
 
-    Nullability is not decided here (the caller knows NOT NULL and primary keys).
+    A trailing ``NOT NULL`` makes the type NOT NULL, as Paimon's MySQL action does, unless
+    ``to-nullable`` is given; primary keys are made NOT NULL by the caller.
     """
+    bare, required = not_null(type_name)
+    typ = _mysql_to_paimon(bare, modes)
+    if required and TypeMappingMode.TO_NULLABLE not in modes:
+        return typ.with_nullable(False)
+    return typ
+
+
+def _mysql_to_paimon(type_name: str, modes: frozenset[TypeMappingMode] = frozenset()) -> t.PaimonType:
     base, length, scale, unsigned, _ = split_mysql_type(type_name)
     if TypeMappingMode.TO_STRING in modes:
         return t.string()

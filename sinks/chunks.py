@@ -93,9 +93,12 @@ class MetadataSpec:
 
     columns: tuple[str, ...] = ()
     prefix: str = ""
+    # Paimon's MySQL action declares its metadata columns NOT NULL (a binlog row always has them);
+    # Kafka formats may lack a database or table name, so there they stay nullable.
+    not_null: bool = False
 
     def fields(self) -> tuple[tuple[str, PaimonType], ...]:
-        return tuple((self.prefix + c, METADATA_TYPES[c]) for c in self.columns)
+        return tuple((self.prefix + c, METADATA_TYPES[c].with_nullable(not self.not_null)) for c in self.columns)
 
 
 def record_schema(
@@ -122,6 +125,9 @@ def record_schema(
         input_type = None
         if column.source is not None:
             input_type = types.get(column.source)
+            if input_type is not None and column.source in source.primary_keys:
+                # A source key column is NOT NULL, and truncate() keeps its input's type as is.
+                input_type = input_type.with_nullable(False)
             if input_type is None:
                 raise UnsupportedSourceType(
                     f"computed column '{column.name}={column.expression}' reads column '{column.source}', "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from sinks.auto_tags import AutoTagOptions
 from sinks.lsm import CompactionOptions
 from sinks.retention import RetentionOptions
 
@@ -49,6 +50,7 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool) ->
     try:
         compaction = CompactionOptions.from_table_options(options)
         RetentionOptions.from_table_options(options)
+        AutoTagOptions.from_table_options(options)
     except ValueError as exc:
         raise ValueError(f"--table-conf: {exc}") from None
     if (

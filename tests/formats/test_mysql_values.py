@@ -17,8 +17,9 @@ SAME_ROW = [
     ("int(11)", 1, 1, "1"),
     ("tinyint(1)", 1, 1, "1"),
     ("bigint(20) unsigned", 18446744073709551615, 18446744073709551615, "18446744073709551615"),
+    # DECIMAL beyond 38 digits is STRING in Paimon, written without trailing zeros as Paimon does
     ("decimal(65,30)", Decimal("1.500000000000000000000000000000"), Decimal("1.500000000000000000000000000000"),
-     "1.500000000000000000000000000000"),
+     "1.5"),
     ("timestamp(3)", dt.datetime(2020, 1, 1, 10, 0, 0, 123000), dt.datetime(2020, 1, 1, 10, 0, 0, 123000),
      "2020-01-01 18:00:00.123000"),
     ("datetime(6)", dt.datetime(2020, 1, 1, 10, 0, 0, 123456), dt.datetime(2020, 1, 1, 10, 0, 0, 123456),
@@ -65,3 +66,10 @@ def test_rows_and_zones() -> None:
     assert server_zone("UTC") is UTC and server_zone(None) is UTC
     with pytest.raises(ValueError, match="server-time-zone 'Mars/Olympus'"):
         server_zone("Mars/Olympus")
+
+
+def test_decimals_beyond_paimons_precision_lose_trailing_zeros_only() -> None:
+    big = Decimal("123456789876543212345678987654321.110")
+    assert normalize(big, "decimal(40,3)", UTC, True) == "123456789876543212345678987654321.11"
+    assert normalize(Decimal("100.000"), "decimal(40,3)", UTC, True) == "100"
+    assert normalize(Decimal("12345.110"), "decimal(8,3)", UTC, True) == "12345.110"

@@ -4,6 +4,7 @@ exact tables and changelog through both readers, files per bucket, snapshot kind
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -27,7 +28,16 @@ def _kinds(warehouse: str, table: str) -> list[str]:
         ("mor", {"num-sorted-run.compaction-trigger": "2", "bucket": "2"}),
         ("cow", {"full-compaction.delta-commits": "1", "bucket": "2"}),
         ("write-only", {"write-only": "true", "bucket": "2"}),
-        ("expiry", {"snapshot.num-retained.min": "3", "snapshot.time-retained": "1 ms", "bucket": "2"}),
+        (
+            "expiry",
+            {
+                "snapshot.num-retained.min": "3",
+                "snapshot.time-retained": "1 ms",
+                "bucket": "2",
+                "tag.automatic-creation": "process-time",
+                "tag.creation-period": "hourly",
+            },
+        ),
     ],
 )
 def test_maintenance_modes_keep_tables_exact(
@@ -55,7 +65,11 @@ def test_maintenance_modes_keep_tables_exact(
             for metas in files.values():
                 assert sum(m.level == 0 for m in metas) + len({m.level for m in metas if m.level}) <= 2
         else:
-            assert len(kinds) == 3  # everything but the newest three expired after each commit
+            # Everything but the newest three expired after each commit, except the snapshot the
+            # automatic tag of the hour that ended holds (tagged at the first commit).
+            tags = store.open_table(warehouse, {}, f"ods.{table}").tag_manager().list_tags()
+            assert len(tags) == 1 and re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}", tags[0])
+            assert len(kinds) == 3
         if mode != "expiry":
             _assert_table_matches(warehouse, stream, table)
         else:

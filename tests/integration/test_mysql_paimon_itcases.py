@@ -1,0 +1,374 @@
+"""Apache Paimon's MySqlSyncTableActionITCase, replayed against MariaDB: the same set-up script
+(../shared/cdc-samples/paimon-mysql/sync_table_setup.sql, read in place), the same statements
+and arguments, and the expected schemas and rows of the Java test, verbatim.
+
+Paimon's job runs continuously while the test issues statements; here an ``--available-now`` run
+follows each group of statements, on one checkpoint. Known MariaDB differences (see that
+directory's README) are named where they apply.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deploy.local_mariadb import LocalMariaDB
+from ingest.job import JobFailed, run
+from ingest.settings import SyncSettings
+from tests.conftest import SAMPLES
+from tests.paimon_read import java_rows, paimon_schema
+
+SETUP = SAMPLES.parent / "paimon-mysql" / "sync_table_setup.sql"
+
+
+@pytest.fixture(scope="module")
+def paimon_mysql(mariadb: LocalMariaDB) -> LocalMariaDB:
+    """The ITCase's databases, loaded once in the session zone of Paimon's container (Los Angeles,
+    PDT on the dates the script uses)."""
+    mariadb.execute("CREATE USER IF NOT EXISTS 'paimonuser'@'%' IDENTIFIED BY 'paimonpw'")
+    conn = mariadb.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET time_zone = '-07:00'")
+            text = "\n".join(ln for ln in SETUP.read_text().splitlines() if not ln.strip().startswith("--"))
+            for statement in (s.strip() for s in text.split(";\n")):
+                if statement:
+                    cur.execute(statement.rstrip(";"))
+    finally:
+        conn.close()
+    return mariadb
+
+
+def _run(db: LocalMariaDB, warehouse: str, database: str, table_name: str, **extra: Any) -> None:
+    conf = {
+        "hostname": "127.0.0.1",
+        "port": str(db.port),
+        "username": "paimonuser",
+        "password": "paimonpw",
+        "server-time-zone": "America/New_York",
+        "database-name": database,
+        "table-name": table_name,
+        **extra.pop("mysql_conf", {}),
+    }
+    run(
+        SyncSettings(
+            action="mysql-sync-table",
+            warehouse=warehouse,
+            database="default",
+            table="t",
+            mysql_conf=conf,
+            available_now=True,
+            checkpoint=f"{warehouse}/ck",
+            **extra,
+        )
+    )
+
+
+def _sql(db: LocalMariaDB, database: str, *statements: str) -> None:
+    # Paimon's statements run in the container's default zone, America/New_York; the ones with
+    # TIMESTAMP values here are all in summer time.
+    db.execute("SET time_zone = '-04:00'", *statements, database=database)
+
+
+def _check(warehouse: str, schema: list[tuple[str, str]], rows: list[str]) -> None:
+    assert paimon_schema(warehouse, "default.t") == schema
+    assert java_rows(warehouse, "default.t") == sorted(rows)
+
+
+def test_schema_evolution(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    db, wh = paimon_mysql, str(tmp_path)
+    args = {"partition_keys": ("pt",), "primary_keys": ("pt", "_id"), "table_conf": {"bucket": "2"}}
+    _run(db, wh, "paimon_sync_table", r"schema_evolution_\d+", **args)
+    # checkTableSchema: the table exists before any row (Paimon also copies column comments; lakecdc does not).
+    assert paimon_schema(wh, "default.t") == [("pt", "INT NOT NULL"), ("_id", "INT NOT NULL"), ("v1", "VARCHAR(10)")]
+    s = "paimon_sync_table"
+    _sql(db, s, "INSERT INTO schema_evolution_1 VALUES (1, 1, 'one')",
+         "INSERT INTO schema_evolution_2 VALUES (1, 2, 'two'), (2, 4, 'four')")  # fmt: skip
+    _run(db, wh, s, r"schema_evolution_\d+", **args)
+    base = [("pt", "INT NOT NULL"), ("_id", "INT NOT NULL")]
+    _check(wh, [*base, ("v1", "VARCHAR(10)")], ["+I[1, 1, one]", "+I[1, 2, two]", "+I[2, 4, four]"])
+    _sql(
+        db, s,
+        "ALTER TABLE schema_evolution_1 ADD COLUMN v2 INT",
+        "INSERT INTO schema_evolution_1 VALUES (2, 3, 'three', 30), (1, 5, 'five', 50)",
+        "ALTER TABLE schema_evolution_2 ADD COLUMN v2 INT",
+        "INSERT INTO schema_evolution_2 VALUES (1, 6, 'six', 60)",
+        "UPDATE schema_evolution_2 SET v1 = 'second' WHERE _id = 2",
+    )  # fmt: skip
+    _run(db, wh, s, r"schema_evolution_\d+", **args)
+    _check(
+        wh,
+        [*base, ("v1", "VARCHAR(10)"), ("v2", "INT")],
+        ["+I[1, 1, one, NULL]", "+I[1, 2, second, NULL]", "+I[2, 3, three, 30]", "+I[2, 4, four, NULL]",
+         "+I[1, 5, five, 50]", "+I[1, 6, six, 60]"],
+    )  # fmt: skip
+    _sql(
+        db, s,
+        "ALTER TABLE schema_evolution_1 MODIFY COLUMN v2 BIGINT",
+        "INSERT INTO schema_evolution_1 VALUES (2, 7, 'seven', 70000000000)",
+        "DELETE FROM schema_evolution_1 WHERE _id = 5",
+        "UPDATE schema_evolution_1 SET v2 = 30000000000 WHERE _id = 3",
+        "ALTER TABLE schema_evolution_2 MODIFY COLUMN v2 BIGINT",
+        "INSERT INTO schema_evolution_2 VALUES (2, 8, 'eight', 80000000000)",
+    )  # fmt: skip
+    _run(db, wh, s, r"schema_evolution_\d+", **args)
+    _check(
+        wh,
+        [*base, ("v1", "VARCHAR(10)"), ("v2", "BIGINT")],
+        ["+I[1, 1, one, NULL]", "+I[1, 2, second, NULL]", "+I[2, 3, three, 30000000000]", "+I[2, 4, four, NULL]",
+         "+I[1, 6, six, 60]", "+I[2, 7, seven, 70000000000]", "+I[2, 8, eight, 80000000000]"],
+    )  # fmt: skip
+    _sql(
+        db, s,
+        "ALTER TABLE schema_evolution_1 ADD COLUMN v3 NUMERIC(8, 3)",
+        "ALTER TABLE schema_evolution_1 ADD COLUMN v4 VARBINARY(10)",
+        "ALTER TABLE schema_evolution_1 ADD COLUMN v5 FLOAT",
+        "ALTER TABLE schema_evolution_1 MODIFY COLUMN v1 VARCHAR(20)",
+        "INSERT INTO schema_evolution_1 VALUES (1, 9, 'nine', 90000000000, 99999.999, 'nine.bin', 9.9)",
+        "ALTER TABLE schema_evolution_2 ADD COLUMN v3 NUMERIC(8, 3)",
+        "ALTER TABLE schema_evolution_2 ADD COLUMN v4 VARBINARY(10)",
+        "ALTER TABLE schema_evolution_2 ADD COLUMN v5 FLOAT",
+        "ALTER TABLE schema_evolution_2 MODIFY COLUMN v1 VARCHAR(20)",
+        "UPDATE schema_evolution_2 SET v1 = 'very long string' WHERE _id = 8",
+    )  # fmt: skip
+    _run(db, wh, s, r"schema_evolution_\d+", **args)
+    wide = [("v1", "VARCHAR(20)"), ("v2", "BIGINT"), ("v3", "DECIMAL(8, 3)")]
+    _check(
+        wh,
+        [*base, *wide, ("v4", "VARBINARY(10)"), ("v5", "FLOAT")],
+        ["+I[1, 1, one, NULL, NULL, NULL, NULL]", "+I[1, 2, second, NULL, NULL, NULL, NULL]",
+         "+I[2, 3, three, 30000000000, NULL, NULL, NULL]", "+I[2, 4, four, NULL, NULL, NULL, NULL]",
+         "+I[1, 6, six, 60, NULL, NULL, NULL]", "+I[2, 7, seven, 70000000000, NULL, NULL, NULL]",
+         "+I[2, 8, very long string, 80000000000, NULL, NULL, NULL]",
+         "+I[1, 9, nine, 90000000000, 99999.999, [110, 105, 110, 101, 46, 98, 105, 110], 9.9]"],
+    )  # fmt: skip
+    _sql(
+        db, s,
+        "ALTER TABLE schema_evolution_1 MODIFY COLUMN v4 VARBINARY(20)",
+        "ALTER TABLE schema_evolution_1 MODIFY COLUMN v5 DOUBLE",
+        "UPDATE schema_evolution_1 SET v4 = 'nine.bin.long', v5 = 9.00000000009 WHERE _id = 9",
+        "ALTER TABLE schema_evolution_2 MODIFY COLUMN v4 VARBINARY(20)",
+        "ALTER TABLE schema_evolution_2 MODIFY COLUMN v5 DOUBLE",
+        "UPDATE schema_evolution_2 SET v4 = 'four.bin.long', v5 = 4.00000000004 WHERE _id = 4",
+    )  # fmt: skip
+    _run(db, wh, s, r"schema_evolution_\d+", **args)
+    _check(
+        wh,
+        [*base, *wide, ("v4", "VARBINARY(20)"), ("v5", "DOUBLE")],
+        ["+I[1, 1, one, NULL, NULL, NULL, NULL]", "+I[1, 2, second, NULL, NULL, NULL, NULL]",
+         "+I[2, 3, three, 30000000000, NULL, NULL, NULL]",
+         "+I[2, 4, four, NULL, NULL, [102, 111, 117, 114, 46, 98, 105, 110, 46, 108, 111, 110, 103], 4.00000000004]",
+         "+I[1, 6, six, 60, NULL, NULL, NULL]", "+I[2, 7, seven, 70000000000, NULL, NULL, NULL]",
+         "+I[2, 8, very long string, 80000000000, NULL, NULL, NULL]",
+         "+I[1, 9, nine, 90000000000, 99999.999, [110, 105, 110, 101, 46, 98, 105, 110, 46, 108, 111, 110, 103], "
+         "9.00000000009]"],
+    )  # fmt: skip
+
+
+def test_multiple_schema_evolutions(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    db, wh, s = paimon_mysql, str(tmp_path), "paimon_sync_table"
+    args = {"type_mapping": "allow-non-string-to-string"}
+    _run(db, wh, s, "schema_evolution_multiple", **args)
+    _sql(db, s, "INSERT INTO schema_evolution_multiple VALUES (1, 'one', 10, 'string_1')")
+    _run(db, wh, s, "schema_evolution_multiple", **args)
+    _check(
+        wh, [("_id", "INT NOT NULL"), ("v1", "VARCHAR(10)"), ("v2", "INT"), ("v3", "VARCHAR(10)")],
+        ["+I[1, one, 10, string_1]"],
+    )  # fmt: skip
+    # One ALTER with several clauses, an odd quoted column name and a comment that looks like columns.
+    _sql(
+        db, s,
+        "ALTER TABLE schema_evolution_multiple ADD v4 INT, MODIFY COLUMN v1 VARCHAR(20), ADD COLUMN (v5 DOUBLE, "
+        "v6 DECIMAL(5, 3), `$% ^,& *(` VARCHAR(10), v7 INTEGER COMMENT 'Hi, v700 DOUBLE \\', v701 INT a test'), "
+        "MODIFY v2 BIGINT",
+        "INSERT INTO schema_evolution_multiple VALUES "
+        "(2, 'long_string_two', 2000000000000, 'string_2', 20, 20.5, 20.002, 'test_2', 200)",
+    )  # fmt: skip
+    _run(db, wh, s, "schema_evolution_multiple", **args)
+    fields = [("_id", "INT NOT NULL"), ("v1", "VARCHAR(20)"), ("v2", "BIGINT"), ("v3", "VARCHAR(10)"), ("v4", "INT"),
+              ("v5", "DOUBLE"), ("v6", "DECIMAL(5, 3)"), ("$% ^,& *(", "VARCHAR(10)")]  # fmt: skip
+    two = "+I[2, long_string_two, 2000000000000, string_2, 20, 20.5, 20.002, test_2, 200]"
+    _check(wh, [*fields, ("v7", "INT")], ["+I[1, one, 10, string_1, NULL, NULL, NULL, NULL, NULL]", two])
+    _sql(
+        db, s,
+        "ALTER TABLE schema_evolution_multiple MODIFY v7 VARCHAR(20)",
+        "INSERT INTO schema_evolution_multiple VALUES "
+        "(3, 'three', 3000000000000, 'string_3', 30, 30.5, 30.003, 'test_3', 'three hundred')",
+    )  # fmt: skip
+    _run(db, wh, s, "schema_evolution_multiple", **args)
+    _check(
+        wh, [*fields, ("v7", "VARCHAR(20)")],
+        ["+I[1, one, 10, string_1, NULL, NULL, NULL, NULL, NULL]", two,
+         "+I[3, three, 3000000000000, string_3, 30, 30.5, 30.003, test_3, three hundred]"],
+    )  # fmt: skip
+
+
+COMPUTED = [
+    "_year_date=year(_date)", "_year_datetime=year(_datetime)", "_year_timestamp=year(_timestamp)",
+    "_month_date=month(_date)", "_month_datetime=month(_datetime)", "_month_timestamp=month(_timestamp)",
+    "_day_date=day(_date)", "_day_datetime=day(_datetime)", "_day_timestamp=day(_timestamp)",
+    "_hour_date=hour(_date)", "_hour_datetime=hour(_datetime)", "_hour_timestamp=hour(_timestamp)",
+    "_minute_date=minute(_date)", "_minute_datetime=minute(_datetime)", "_minute_timestamp=minute(_timestamp)",
+    "_second_date=second(_date)", "_second_datetime=second(_datetime)", "_second_timestamp=second(_timestamp)",
+    "_date_format_date=date_format(_date,yyyy)", "_date_format_datetime=date_format(_datetime,yyyy-MM-dd)",
+    "_date_format_timestamp=date_format(_timestamp,yyyyMMdd)", "_substring_date1=substring(_date,2)",
+    "_substring_date2=substring(_timestamp,5,10)", "_truncate_date=trUNcate(pk,2)", "_constant=cast(11,INT)",
+    "_upper=upper(_value)", "_lower=lower(_value)", "_trim=trim(_value)",
+]  # fmt: skip
+
+
+def test_computed_columns(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    db, wh, s = paimon_mysql, str(tmp_path), "paimon_sync_table"
+    args = {
+        "partition_keys": ("_year_date",),
+        "primary_keys": ("pk", "_year_date"),
+        "computed_columns": tuple(COMPUTED),
+    }
+    _sql(
+        db, s,
+        "INSERT INTO test_computed_column VALUES "
+        "(1, '2023-03-23', '2022-01-01 14:30', '2021-09-15 15:00:10', ' vaLUE ')",
+        "INSERT INTO test_computed_column VALUES (2, '2023-03-23', null, null, null)",
+    )  # fmt: skip
+    _run(db, wh, s, "test_computed_column", **args)
+    ints = [(c.split("=")[0], "INT") for c in COMPUTED[1:18]]
+    schema = [("pk", "INT NOT NULL"), ("_date", "DATE"), ("_datetime", "TIMESTAMP(0)"), ("_timestamp", "TIMESTAMP(0)"),
+              ("_value", "VARCHAR(10)"), ("_year_date", "INT NOT NULL"), *ints,
+              *[(c.split("=")[0], "STRING") for c in COMPUTED[18:23]], ("_truncate_date", "INT NOT NULL"),
+              ("_constant", "INT"), ("_upper", "STRING"), ("_lower", "STRING"), ("_trim", "STRING")]  # fmt: skip
+    rows = [
+        "+I[1, 19439, 2022-01-01T14:30, 2021-09-15T15:00:10,  vaLUE , 2023, 2022, 2021, 3, 1, 9, 23, 1, 15, 0, 14, "
+        "15, 0, 30, 0, 0, 0, 10, 2023, 2022-01-01, 20210915, 23-03-23, 09-15, 0, 11,  VALUE ,  value , vaLUE]",
+        "+I[2, 19439, NULL, NULL, NULL, 2023, NULL, NULL, 3, NULL, NULL, 23, NULL, NULL, 0, NULL, NULL, 0, NULL, "
+        "NULL, 0, NULL, NULL, 2023, NULL, NULL, 23-03-23, NULL, 2, 11, NULL, NULL, NULL]",
+    ]
+    _check(wh, schema, rows)
+    # Paimon's second round: the action again on the existing table, same result.
+    _run(db, wh, s, "test_computed_column", **args)
+    _check(wh, schema, rows)
+
+
+def test_metadata_columns(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    db, wh = paimon_mysql, str(tmp_path)
+    _sql(
+        db, "metadata",
+        "INSERT INTO test_metadata_columns VALUES (1, '2023-07-30')",
+        "INSERT INTO test_metadata_columns VALUES (2, '2023-07-30')",
+    )  # fmt: skip
+    _run(db, wh, "metadata", "test_metadata_columns", primary_keys=("pk",),
+         metadata_columns=("table_name", "database_name", "op_ts"))  # fmt: skip
+    _check(
+        wh,
+        [("pk", "INT NOT NULL"), ("_date", "VARCHAR(10)"), ("table_name", "STRING NOT NULL"),
+         ("database_name", "STRING NOT NULL"), ("op_ts", "TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL")],
+        ["+I[1, 2023-07-30, test_metadata_columns, metadata, 1970-01-01T00:00]",
+         "+I[2, 2023-07-30, test_metadata_columns, metadata, 1970-01-01T00:00]"],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("databases", "tables"), [("shard_.+", "t.+"), ("shard_1|shard_2", "t1|t2")])
+def test_sync_shards(paimon_mysql: LocalMariaDB, tmp_path: Path, databases: str, tables: str) -> None:
+    db, wh = paimon_mysql, str(tmp_path)
+    args = {"partition_keys": ("pt",), "primary_keys": ("pk", "pt"), "computed_columns": ("pt=substring(_date,5)",)}
+    _run(db, wh, databases, tables, **args)
+    # IGNORE: whichever parameter runs second finds the rows there already and reads them by snapshot.
+    _sql(
+        db,
+        "shard_1",
+        "INSERT IGNORE INTO t1 VALUES (1, '2023-07-30')",
+        "INSERT IGNORE INTO t2 VALUES (2, '2023-07-30')",
+    )
+    _sql(
+        db,
+        "shard_2",
+        "INSERT IGNORE INTO t1 VALUES (3, '2023-07-31')",
+        "INSERT IGNORE INTO t1 VALUES (4, '2023-07-31')",
+    )
+    _run(db, wh, databases, tables, **args)
+    _check(
+        wh,
+        [("pk", "INT NOT NULL"), ("_date", "VARCHAR(10)"), ("pt", "STRING NOT NULL")],
+        ["+I[1, 2023-07-30, 07-30]", "+I[2, 2023-07-30, 07-30]", "+I[3, 2023-07-31, 07-31]",
+         "+I[4, 2023-07-31, 07-31]"],
+    )  # fmt: skip
+
+
+def test_incompatible_mysql_tables(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # Paimon refuses at start-up ("Column v1 have different types when merging schemas."); lakecdc
+    # stops naming the table, the column and both types.
+    with pytest.raises(JobFailed, match=r"v1.*(TIMESTAMP\(0\).*INT|INT.*TIMESTAMP\(0\))"):
+        _run(paimon_mysql, str(tmp_path), "paimon_sync_table", r"incompatible_field_\d+")
+
+
+ALL_TYPES = [
+    ("_id", "INT NOT NULL"), ("pt", "DECIMAL(2, 1) NOT NULL"), ("_bit1", "BOOLEAN"), ("_bit", "BINARY(8)"),
+    ("_tinyint1", "BOOLEAN"), ("_boolean", "BOOLEAN"), ("_bool", "BOOLEAN"), ("_tinyint", "TINYINT"),
+    ("_tinyint_unsigned", "SMALLINT"), ("_tinyint_unsigned_zerofill", "SMALLINT"), ("_smallint", "SMALLINT"),
+    ("_smallint_unsigned", "INT"), ("_smallint_unsigned_zerofill", "INT"), ("_mediumint", "INT"),
+    ("_mediumint_unsigned", "BIGINT"), ("_mediumint_unsigned_zerofill", "BIGINT"), ("_int", "INT"),
+    ("_int_unsigned", "BIGINT"), ("_int_unsigned_zerofill", "BIGINT"), ("_bigint", "BIGINT"),
+    ("_bigint_unsigned", "DECIMAL(20, 0)"), ("_bigint_unsigned_zerofill", "DECIMAL(20, 0)"),
+    ("_serial", "DECIMAL(20, 0) NOT NULL"), ("_float", "FLOAT"), ("_float_unsigned", "FLOAT"),
+    ("_float_unsigned_zerofill", "FLOAT"), ("_real", "DOUBLE"), ("_real_unsigned", "DOUBLE"),
+    ("_real_unsigned_zerofill", "DOUBLE"), ("_double", "DOUBLE"), ("_double_unsigned", "DOUBLE"),
+    ("_double_unsigned_zerofill", "DOUBLE"), ("_double_precision", "DOUBLE"), ("_double_precision_unsigned", "DOUBLE"),
+    ("_double_precision_unsigned_zerofill", "DOUBLE"), ("_numeric", "DECIMAL(8, 3)"),
+    ("_numeric_unsigned", "DECIMAL(8, 3)"), ("_numeric_unsigned_zerofill", "DECIMAL(8, 3)"), ("_fixed", "STRING"),
+    ("_fixed_unsigned", "STRING"), ("_fixed_unsigned_zerofill", "STRING"), ("_decimal", "DECIMAL(8, 0)"),
+    ("_decimal_unsigned", "DECIMAL(8, 0)"), ("_decimal_unsigned_zerofill", "DECIMAL(8, 0)"),
+    ("_big_decimal", "DECIMAL(38, 10)"), ("_date", "DATE"), ("_datetime", "TIMESTAMP(0)"),
+    ("_datetime3", "TIMESTAMP(3)"), ("_datetime6", "TIMESTAMP(6)"), ("_datetime_p", "TIMESTAMP(0)"),
+    ("_datetime_p2", "TIMESTAMP(2)"), ("_timestamp", "TIMESTAMP(6)"), ("_timestamp0", "TIMESTAMP(0)"),
+    ("_char", "CHAR(10)"), ("_varchar", "VARCHAR(20)"), ("_tinytext", "STRING"), ("_text", "STRING"),
+    ("_mediumtext", "STRING"), ("_longtext", "STRING"), ("_bin", "VARBINARY(10)"), ("_varbin", "VARBINARY(20)"),
+    ("_tinyblob", "BYTES"), ("_blob", "BYTES"), ("_mediumblob", "BYTES"), ("_longblob", "BYTES"), ("_json", "STRING"),
+    ("_enum", "STRING"), ("_year", "INT"), ("_time", "TIME(0)"), ("_point", "STRING"), ("_geometry", "STRING"),
+    ("_linestring", "STRING"), ("_polygon", "STRING"), ("_multipoint", "STRING"), ("_multiline", "STRING"),
+    ("_multipolygon", "STRING"), ("_geometrycollection", "STRING"), ("_set", "ARRAY<STRING>"),
+]  # fmt: skip
+
+# Paimon's expected first row, verbatim, but for MariaDB's two known differences: JSON keeps the
+# inserted text ({"a":"b"}) and ST_GeomFromText('MULTIPOINT((1 1),(2 2))') is NULL.
+ALL_TYPES_ROW_1 = (
+    "+I[1, 1.1, true, [0, 0, 0, 0, 0, 0, 7, -57], true, true, false, 1, 2, 3, 1000, 2000, 3000, 100000, 200000, "
+    "300000, 1000000, 2000000, 3000000, 10000000000, 20000000000, 30000000000, 40000000000, 1.5, 2.5, 3.5, 1.000001, "
+    "2.000002, 3.000003, 1.000011, 2.000022, 3.000033, 1.000111, 2.000222, 3.000333, 12345.110, 12345.220, "
+    "12345.330, 123456789876543212345678987654321.11, 123456789876543212345678987654321.22, "
+    "123456789876543212345678987654321.33, 11111, 22222, 33333, 2222222222222222300000001111.1234567890, 19439, "
+    "2023-03-23T14:30:05, 2023-03-23T14:30:05.123, 2023-03-23T14:30:05.123456, 2023-03-24T14:30, "
+    "2023-03-24T14:30:05.120, 2023-03-23T18:00:10.123456, 2023-03-23T03:10, Paimon, Apache Paimon, "
+    "Apache Paimon MySQL TINYTEXT Test Data, Apache Paimon MySQL Test Data, Apache Paimon MySQL MEDIUMTEXT Test Data, "
+    "Apache Paimon MySQL Long Test Data, [98, 121, 116, 101, 115, 0, 0, 0, 0, 0], "
+    "[109, 111, 114, 101, 32, 98, 121, 116, 101, 115], "
+    "[84, 73, 78, 89, 66, 76, 79, 66, 32, 116, 121, 112, 101, 32, 116, 101, 115, 116, 32, 100, 97, 116, 97], "
+    "[66, 76, 79, 66, 32, 116, 121, 112, 101, 32, 116, 101, 115, 116, 32, 100, 97, 116, 97], "
+    "[77, 69, 68, 73, 85, 77, 66, 76, 79, 66, 32, 116, 121, 112, 101, 32, 116, 101, 115, 116, 32, 100, 97, 116, 97], "
+    "[76, 79, 78, 71, 66, 76, 79, 66, 32, 32, 98, 121, 116, 101, 115, 32, 116, 101, 115, 116, 32, 100, 97, 116, 97], "
+    '{"a":"b"}, value1, 2023, 36803000, {"coordinates":[1,1],"type":"Point","srid":0}, '
+    '{"coordinates":[[[1,1],[2,1],[2,2],[1,2],[1,1]]],"type":"Polygon","srid":0}, '
+    '{"coordinates":[[3,0],[3,3],[3,5]],"type":"LineString","srid":0}, '
+    '{"coordinates":[[[1,1],[2,1],[2,2],[1,2],[1,1]]],"type":"Polygon","srid":0}, NULL, '
+    '{"coordinates":[[[1,1],[2,2],[3,3]],[[4,4],[5,5]]],"type":"MultiLineString","srid":0}, '
+    '{"coordinates":[[[[0,0],[10,0],[10,10],[0,10],[0,0]]],[[[5,5],[7,5],[7,7],[5,7],[5,5]]]],'
+    '"type":"MultiPolygon","srid":0}, {"geometries":[{"type":"Point","coordinates":[10,10]},'
+    '{"type":"Point","coordinates":[30,30]},{"type":"LineString","coordinates":[[15,15],[20,20]]}],'
+    '"type":"GeometryCollection","srid":0}, [a, b]]'
+)
+
+
+def test_all_types(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    db, wh, s = paimon_mysql, str(tmp_path), "paimon_sync_table"
+    args = {"partition_keys": ("pt",), "primary_keys": ("pt", "_id")}
+    row_2 = "+I[2, 2.2, " + ", ".join(["NULL"] * 20) + ", 50000000000, " + ", ".join(["NULL"] * 55) + "]"
+    _run(db, wh, s, "all_types_table", **args)
+    _check(wh, ALL_TYPES, [ALL_TYPES_ROW_1, row_2])
+    try:
+        _sql(db, s, "ALTER TABLE all_types_table ADD COLUMN v INT")
+        _sql(db, s, "UPDATE all_types_table SET _int = _int WHERE _id = 0")  # a binlog event for the table, no row
+        _run(db, wh, s, "all_types_table", **args)
+    finally:
+        _sql(db, s, "ALTER TABLE all_types_table DROP COLUMN v")
+    # The column appears with the table's next rows (lakecdc's schema follows the rows, see README).
+    assert paimon_schema(wh, "default.t") == ALL_TYPES
