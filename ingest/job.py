@@ -186,6 +186,7 @@ def run(settings: SyncSettings) -> JobResult:
             source_primary_keys=settings.sync_primary_keys_from_source_schema,
         ),
         commit_user=user,
+        state_dir=checkpoint,
     )
     spark = spark_session(settings)
     parallelism = spark.sparkContext.defaultParallelism

@@ -220,10 +220,16 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                         c, database, table, split_keys, [types.get(k, "") for k in split_keys], spec.chunk_size
                     ):
                         chunks.append([database, table, lo, hi])
-                if not chunks:
+                table_sync = spec.parse.router.table is not None
+                if not chunks and table_sync:
                     raise MySqlSourceError(
                         f"no table matches database-name '{spec.database_regex}' and table-name "
                         f"'{spec.table_regex}' (full matches)"
+                    )
+                if not table_sync and not captured_tables(c, spec.database_regex, ".*"):
+                    # Paimon's message for mysql-sync-database.
+                    raise MySqlSourceError(
+                        f"No tables found in MySQL database {spec.database_regex}, or MySQL database does not exist."
                     )
             elif spec.startup_mode == "earliest-offset":
                 files = query(c, "SHOW BINARY LOGS")

@@ -173,6 +173,11 @@ class SyncSettings(BaseSettings):
                 raise ValueError(f"--mysql-conf {key}=... is required")
         if self.action == "mysql-sync-table" and not conf.get("table-name"):
             raise ValueError("--mysql-conf table-name=... is required for mysql-sync-table")
+        if self.action == "mysql-sync-database" and conf.get("table-name"):
+            raise ValueError(
+                "table-name cannot be set for mysql_sync_database. If you want to sync several MySQL tables "
+                "into one Paimon table, use mysql_sync_table instead."
+            )
         for key in ("database-name", "table-name"):
             if conf.get(key):
                 try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import structlog
 
@@ -54,10 +55,20 @@ class TablePreparer:
     case missing columns are simply added.
     """
 
-    def __init__(self, catalog: Catalog, policy: TablePolicy, commit_user: str | None = None) -> None:
+    def __init__(
+        self, catalog: Catalog, policy: TablePolicy, commit_user: str | None = None, state_dir: str | None = None
+    ) -> None:
         self.catalog = catalog
         self.policy = policy
         self.commit_user = commit_user
+        # Tables this job created (kept beside its checkpoint): a restart may add columns to
+        # them even before they hold a snapshot (a MySQL table created empty, altered later).
+        self._created_file = Path(state_dir) / "lakecdc-created-tables" if state_dir else None
+        self._created = (
+            set(self._created_file.read_text().split())
+            if self._created_file is not None and self._created_file.exists()
+            else set()
+        )
         self.skipped: set[str] = set()
         self._verified: set[str] = set()
 
@@ -72,6 +83,7 @@ class TablePreparer:
                 if layout is None:
                     shards = [r for t, r in schemas if t == table]
                     layout = self._create(table, record, shards)
+                    self._remember_created(table)
                 else:
                     if table not in self._verified:
                         self._verify_existing(table, layout, record)
@@ -86,10 +98,18 @@ class TablePreparer:
                 layouts.pop(table, None)
         return layouts
 
+    def _remember_created(self, table: str) -> None:
+        self._created.add(table)
+        if self._created_file is not None:
+            self._created_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self._created_file.with_suffix(".tmp")
+            tmp.write_text("\n".join(sorted(self._created)))
+            tmp.replace(self._created_file)
+
     def _verify_existing(self, table: str, layout: TableLayout, record: RecordSchema) -> None:
         current = layout.field_types()
         missing = [n for n, _ in record.fields if n not in current]
-        if missing and self.catalog.latest_commit_user(table) == self.commit_user:
+        if missing and (table in self._created or self.catalog.latest_commit_user(table) == self.commit_user):
             missing = []  # our own table from an earlier run: new source columns are added
         # Type clashes alone are reported by the evolution rules, naming the column and both types.
         if missing:

@@ -227,6 +227,16 @@ def test_database_sync_picks_up_tables_created_while_running(
     assert not Path(warehouse, "ods.db", "nokey").exists()  # a table without a primary key is skipped
 
 
+def _global(mariadb: LocalMariaDB, name: str) -> str:
+    conn = mariadb.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT @@GLOBAL.{name}")
+            return str(cur.fetchone()[0])
+    finally:
+        conn.close()
+
+
 def test_server_checks_and_missing_key_name_the_fix(mariadb: LocalMariaDB, source_db: str, warehouse: str) -> None:
     mariadb.execute(f"CREATE TABLE {source_db}.t (v VARCHAR(10))")
     with pytest.raises(JobFailed, match="has no primary key: give --primary-keys"):
@@ -237,6 +247,26 @@ def test_server_checks_and_missing_key_name_the_fix(mariadb: LocalMariaDB, sourc
             run(_settings(mariadb, warehouse, source_db, checkpoint=f"{warehouse}/ck2"))
     finally:
         mariadb.execute("SET GLOBAL binlog_row_metadata = 'FULL'")
+    for setting, value, fix in [
+        ("log_bin_compress", "ON", "set log_bin_compress=OFF"),
+        ("binlog_format", "'STATEMENT'", "set binlog_format=ROW"),
+        ("binlog_row_image", "'MINIMAL'", "set binlog_row_image=FULL"),
+    ]:
+        original = _global(mariadb, setting)
+        mariadb.execute(f"SET GLOBAL {setting} = {value}")
+        try:
+            with pytest.raises(JobFailed, match=fix):
+                run(_settings(mariadb, warehouse, source_db, checkpoint=f"{warehouse}/ck-{setting}"))
+        finally:
+            restore = original if original.isdigit() else f"'{original}'"
+            mariadb.execute(f"SET GLOBAL {setting} = {restore}")
+    mariadb.execute(
+        "CREATE USER IF NOT EXISTS 'reader'@'127.0.0.1' IDENTIFIED BY 'pw'",
+        f"GRANT SELECT ON {source_db}.* TO 'reader'@'127.0.0.1'",
+    )
+    reader = {"username": "reader", "password": "pw"}
+    with pytest.raises(JobFailed, match="grant the user REPLICATION CLIENT and REPLICATION SLAVE"):
+        run(_settings(mariadb, warehouse, source_db, mysql_conf=reader, checkpoint=f"{warehouse}/ck-grants"))
     with pytest.raises(JobFailed, match="cannot connect to MySQL"):
         run(_settings(mariadb, warehouse, source_db, mysql_conf={"password": "wrong"}, checkpoint=f"{warehouse}/ck3"))
 
