@@ -163,6 +163,9 @@ def mysql_source_spec(settings: SyncSettings, state_dir: str) -> MySqlSourceSpec
         specific_position=(conf["scan.startup.specific-offset.file"], int(conf["scan.startup.specific-offset.pos"]))
         if conf.get("scan.startup.mode") == "specific-offset"
         else None,
+        startup_timestamp_ms=int(conf["scan.startup.timestamp-millis"])
+        if conf.get("scan.startup.mode") == "timestamp"
+        else None,
         require_primary_key=table_sync and not settings.primary_keys,
     )
 

@@ -4,6 +4,7 @@ failure names the setting to change), binlog positions, table discovery and chun
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -59,17 +60,33 @@ class MySqlConnection:
         return settings
 
 
+# Client errors that mean "not reachable right now": can't connect, gone away, lost, server shutting down.
+_UNREACHABLE = {2003, 2006, 2013, 1053}
+
+
 @contextmanager
 def connect(conn: MySqlConnection) -> Iterator[Any]:
+    """A connection, retried with backoff for up to ``connect.timeout`` while the server is
+    unreachable (a restart, a failover); refused credentials fail at once."""
     import pymysql
 
-    try:
-        c = pymysql.connect(**conn.pymysql_kwargs())
-    except pymysql.err.OperationalError as exc:
-        raise MySqlSourceError(
-            f"cannot connect to MySQL at {conn.hostname}:{conn.port} as '{conn.username}': {exc.args[-1]}. "
-            f"Check --mysql-conf hostname, port, username and password."
-        ) from None
+    deadline = time.monotonic() + conn.connect_timeout
+    wait = 0.2
+    while True:
+        try:
+            c = pymysql.connect(**conn.pymysql_kwargs())
+            break
+        except pymysql.err.OperationalError as exc:
+            code = exc.args[0] if exc.args else None
+            if code in _UNREACHABLE and time.monotonic() + wait < deadline:
+                log.warning("MySQL unreachable, retrying", host=conn.hostname, port=conn.port, wait_s=wait)
+                time.sleep(wait)
+                wait = min(wait * 2, 5.0)
+                continue
+            raise MySqlSourceError(
+                f"cannot connect to MySQL at {conn.hostname}:{conn.port} as '{conn.username}': {exc.args[-1]}. "
+                f"Check --mysql-conf hostname, port, username and password (and connect.timeout)."
+            ) from None
     try:
         # Read TIMESTAMP columns in UTC: they become server-time-zone wall clock in one place
         # (formats.mysql_values), the same way for snapshot rows and binlog rows.
@@ -133,7 +150,17 @@ def check_server(c: Any) -> None:
 
 def master_status(c: Any) -> tuple[str, int]:
     """The binlog position after the last written event (where the next one will start)."""
-    rows = query(c, "SHOW MASTER STATUS")
+    import pymysql
+
+    try:
+        rows = query(c, "SHOW MASTER STATUS")
+    except pymysql.err.OperationalError as exc:
+        if exc.args and exc.args[0] in (1227, 1045):  # access denied: the privilege is missing
+            raise MySqlSourceError(
+                f"cannot read the binlog position ({exc.args[-1]}): grant the user REPLICATION CLIENT and "
+                f"REPLICATION SLAVE (GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'user'@'host')"
+            ) from None
+        raise
     if not rows or not rows[0][0]:
         raise MySqlSourceError("SHOW MASTER STATUS returned nothing: the binary log is off (start with log-bin)")
     return str(rows[0][0]), int(rows[0][1])
@@ -208,3 +235,56 @@ def plan_chunks(
         previous = b
     ranges.append((previous, None))
     return ranges
+
+
+def position_at(conn: MySqlConnection, timestamp_ms: int, server_id: int) -> tuple[str, int]:
+    """The binlog position where the first transaction at or after ``timestamp_ms`` starts
+    (``scan.startup.mode=timestamp``): the newest binlog file that starts no later than that time,
+    scanned to the first transaction of that time; the current end when there is none yet."""
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, QueryEvent, RotateEvent
+
+    with connect(conn) as c:
+        files = binlog_files(c)
+        end = master_status(c)
+    target_s = timestamp_ms / 1000.0
+
+    def scan(file: str, first_only: bool) -> tuple[str, int] | None:
+        stream = BinLogStreamReader(
+            connection_settings=conn.replication_settings(),
+            server_id=server_id,
+            resume_stream=True,
+            log_file=file,
+            log_pos=4,
+            blocking=False,
+            only_events=[MariadbGtidEvent, GtidEvent, QueryEvent, RotateEvent],
+        )
+        try:
+            for event in stream:
+                if isinstance(event, RotateEvent) or event.packet.log_pos == 0:
+                    if stream.log_file != file:
+                        return None
+                    continue
+                if stream.log_file != file:
+                    return None
+                start = isinstance(event, MariadbGtidEvent | GtidEvent) or (
+                    isinstance(event, QueryEvent) and str(event.query).upper() == "BEGIN"
+                )
+                if start:
+                    if first_only:
+                        return (file, int(event.timestamp))
+                    if event.timestamp >= target_s:
+                        # log_pos is where the event ends: the transaction starts one event size before.
+                        return (file, int(event.packet.log_pos) - int(event.packet.event_size))
+        finally:
+            stream.close()
+        return None
+
+    chosen = files[0]
+    for file in files:
+        first = scan(file, first_only=True)
+        if first is not None and first[1] > target_s:
+            break
+        chosen = file
+    found = scan(chosen, first_only=False)
+    return found if found is not None else end

@@ -51,6 +51,7 @@ from ingest.mysql_client import (
     connect,
     master_status,
     plan_chunks,
+    position_at,
     query,
     quote,
     table_columns,
@@ -80,6 +81,7 @@ class MySqlSourceSpec:
     server_time_zone: str = "UTC"
     chunk_size: int = 8096
     specific_position: tuple[str, int] | None = None
+    startup_timestamp_ms: int | None = None
     require_primary_key: bool = True
 
     def to_json(self) -> str:
@@ -237,6 +239,9 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             elif spec.startup_mode == "specific-offset":
                 assert spec.specific_position is not None
                 position = spec.specific_position
+            elif spec.startup_mode == "timestamp":
+                assert spec.startup_timestamp_ms is not None
+                position = position_at(spec.connection, spec.startup_timestamp_ms, spec.server_id)
         log.info("mysql source start", mode=spec.startup_mode, chunks=len(chunks), binlog=list(position))
         return {"chunks": chunks, "done": 0, "binlog": list(position)}
 

@@ -45,6 +45,7 @@ MYSQL_CONF_KEYS = {
     "scan.startup.specific-offset.file": "binlog file for specific-offset",
     "scan.startup.specific-offset.pos": "binlog position for specific-offset",
     "scan.incremental.snapshot.chunk.size": "rows per snapshot chunk (default 8096)",
+    "scan.startup.timestamp-millis": "start time (epoch milliseconds) for scan.startup.mode=timestamp",
     "connect.timeout": "connection timeout, e.g. 30s",
 }
 
@@ -164,6 +165,11 @@ class SyncSettings(BaseSettings):
             raise ValueError(
                 f"--metadata-column {kafka_only} are Kafka's; the MySQL source has database_name, table_name, op_ts"
             )
+        if "scan.startup.specific-offset.gtid-set" in conf:
+            raise ValueError(
+                "scan.startup.specific-offset.gtid-set is not supported yet; give "
+                "scan.startup.specific-offset.file and .pos"
+            )
         for key in conf:
             if key not in MYSQL_CONF_KEYS and not key.startswith("jdbc.properties."):
                 known = ", ".join(sorted(MYSQL_CONF_KEYS))
@@ -185,11 +191,13 @@ class SyncSettings(BaseSettings):
                 except re.error as exc:
                     raise ValueError(f"--mysql-conf {key} is not a valid regular expression: {exc}") from None
         mode = conf.get("scan.startup.mode", "initial")
-        if mode not in ("initial", "earliest-offset", "latest-offset", "specific-offset"):
+        if mode not in ("initial", "earliest-offset", "latest-offset", "specific-offset", "timestamp"):
             raise ValueError(
-                f"scan.startup.mode '{mode}' is not supported; use initial, earliest-offset, latest-offset or "
-                f"specific-offset (timestamp and GTID sets are not implemented yet)"
+                f"scan.startup.mode '{mode}' is not supported; use initial, earliest-offset, latest-offset, "
+                f"specific-offset or timestamp"
             )
+        if mode == "timestamp" and not conf.get("scan.startup.timestamp-millis", "").strip().isdigit():
+            raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis (epoch milliseconds)")
         if mode == "specific-offset" and not (
             conf.get("scan.startup.specific-offset.file") and conf.get("scan.startup.specific-offset.pos")
         ):

@@ -20,7 +20,11 @@ CONF = ["--mysql_conf", "hostname=127.0.0.1", "--mysql_conf", "username=u", "--m
     [
         ([], "--mysql-conf table-name=... is required for mysql-sync-table"),
         (["--mysql_conf", "table-name=(bad"], "table-name is not a valid regular expression"),
-        (["--mysql_conf", "table-name=t", "--mysql_conf", "scan.startup.mode=timestamp"], "timestamp and GTID"),
+        (
+            ["--mysql_conf", "table-name=t", "--mysql_conf", "scan.startup.mode=timestamp"],
+            "needs scan.startup.timestamp",
+        ),
+        (["--mysql_conf", "table-name=t", "--mysql_conf", "scan.startup.mode=never"], "'never' is not supported"),
         (["--mysql_conf", "table-name=t", "--mysql_conf", "port=x"], "port='x' is not a whole number"),
         (["--mysql_conf", "table-name=t", "--mysql_conf", "server-id=1-a"], "server-id='1-a'"),
         (["--mysql_conf", "table-name=t", "--mysql_conf", "server-time-zone=Nowhere/City"], "Nowhere/City"),

@@ -340,3 +340,79 @@ def test_sigkill_mid_snapshot_and_mid_binlog_then_restart(
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert _paimon_rows(warehouse, "ods.t", ["id", "v", "n"]) == _source_rows(mariadb, source_db, "t", "id, v, n")
     _assert_changelog_replays(warehouse, "ods.t", ("id", "v", "n"))
+
+
+def test_server_restart_mid_stream_loses_nothing(tmp_path: Path) -> None:
+    import pymysql
+
+    warehouse = str(tmp_path / "warehouse")
+    with LocalMariaDB(str(tmp_path / "db")) as db:
+        db.execute("CREATE DATABASE s", "CREATE TABLE s.t (id INT PRIMARY KEY, v VARCHAR(20), n INT)")
+        db.execute("INSERT INTO s.t VALUES " + ", ".join(f"({i}, 'v{i}', 0)" for i in range(1, 2001)))
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "LAKECDC_MYSQL_PASSWORD": ROOT_PASSWORD}
+        snapshots = Path(warehouse) / "ods.db" / "t" / "snapshot"
+        stop = threading.Event()
+
+        def writer() -> None:
+            rng = random.Random(3)
+            while not stop.is_set():
+                try:
+                    c = db.connect("s")
+                    with c.cursor() as cur:
+                        while not stop.is_set():
+                            key = rng.randrange(1, 2500)
+                            cur.execute("INSERT INTO t VALUES (%s, 'w', 1) ON DUPLICATE KEY UPDATE n = n + 1", (key,))
+                            time.sleep(0.002)
+                    c.close()
+                except pymysql.err.OperationalError:
+                    time.sleep(0.2)  # the server is restarting
+
+        def wait_for(count: int, proc: subprocess.Popen[bytes]) -> None:
+            deadline = time.monotonic() + 180
+            while len(list(snapshots.glob("snapshot-*"))) < count:
+                assert proc.poll() is None, (tmp_path / "job.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, "the job made no progress"
+                time.sleep(0.2)
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        log = open(tmp_path / "job.log", "wb")  # noqa: SIM115
+        argv = _cli(db, warehouse, "s", "--trigger-interval", "1s")
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=log, start_new_session=True)
+        try:
+            wait_for(3, proc)
+            db.stop()
+            time.sleep(3)
+            db.start()
+            # The job kept running through the outage and goes on committing afterwards.
+            wait_for(len(list(snapshots.glob("snapshot-*"))) + 3, proc)
+        finally:
+            stop.set()
+            thread.join()
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            log.close()
+        finished = subprocess.run(
+            _cli(db, warehouse, "s", "--available-now"), cwd=ROOT, env=env, capture_output=True, text=True,
+            timeout=300, check=False,
+        )  # fmt: skip
+        assert finished.returncode == 0, finished.stderr[-3000:]
+        assert _paimon_rows(warehouse, "ods.t", ["id", "v", "n"]) == _source_rows(db, "s", "t", "id, v, n")
+        _assert_changelog_replays(warehouse, "ods.t", ("id", "v", "n"))
+
+
+def test_startup_from_a_timestamp_reads_only_later_changes(
+    mariadb: LocalMariaDB, source_db: str, warehouse: str
+) -> None:
+    mariadb.execute(f"CREATE TABLE {source_db}.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    mariadb.execute(f"INSERT INTO {source_db}.t VALUES (1, 'before'), (2, 'before')")
+    # Binlog event times have whole seconds: start at the next second, write after it.
+    start = (int(time.time()) + 1) * 1000
+    time.sleep(max(0.0, start / 1000 - time.time()) + 0.1)
+    mariadb.execute(
+        f"INSERT INTO {source_db}.t VALUES (3, 'after')", f"UPDATE {source_db}.t SET v = 'changed' WHERE id = 1"
+    )
+    conf = {"scan.startup.mode": "timestamp", "scan.startup.timestamp-millis": str(start)}
+    run(_settings(mariadb, warehouse, source_db, mysql_conf=conf))
+    # No snapshot: only the changes from that time on (the update of 1 arrives as -U/+U).
+    assert read_rust(warehouse, "ods.t") == [{"id": 1, "v": "changed"}, {"id": 3, "v": "after"}]
