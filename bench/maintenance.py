@@ -27,12 +27,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from bench.results import write_report
 from schema_evolution.types import bigint, int_, varchar
 from sinks import compactor, expire
 from sinks import paimon_store as store
 from sinks.catalog import Catalog
 
-RESULTS = Path(__file__).resolve().parent / "results"
 KEYS = 20_000
 MODES: dict[str, dict[str, str]] = {
     "none": {"write-only": "true"},
@@ -162,12 +162,7 @@ def main() -> None:
             f"| {r['commit_last_ms']:.1f} | {r['maintenance_ms']:.1f} | {r['files']} | {r['manifests']} "
             f"| {r['snapshots']} | {r['disk_mb']:.1f} | {r['wall_s']:.0f} |"
         )
-    text = "\n".join(lines) + "\n"
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"maintenance-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}.md"
-    out.write_text(text)
-    print(text)
-    print(f"written to {out}")
+    write_report(lines, "maintenance-")
 
 
 if __name__ == "__main__":

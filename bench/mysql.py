@@ -26,10 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.results import write_report
 from deploy.local_mariadb import ROOT_PASSWORD, LocalMariaDB
 from ingest.mysql_client import MySqlConnection, connect, master_status
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parent.parent
 DDL = """CREATE TABLE {t} (
     id BIGINT PRIMARY KEY, name VARCHAR(64), amount DECIMAL(12, 2), qty INT, updated DATETIME(3),
@@ -159,12 +159,7 @@ def main() -> None:
         f"| lakecdc binlog, whole command | {binlog_s:.1f} | {args.updates / binlog_s:,.0f} | |",
         f"| start-up (nothing to read) | {idle_s:.1f} | | |",
     ]
-    text = "\n".join(lines) + "\n"
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"mysql-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}.md"
-    out.write_text(text)
-    print(text)
-    print(f"written to {out}")
+    write_report(lines, "mysql-")
 
 
 if __name__ == "__main__":

@@ -24,10 +24,10 @@ from typing import Any
 
 from bench import floors
 from bench.procs import PeakRss
+from bench.results import write_report
 from bench.workload import _row, messages
 from deploy.local_kafka import LocalKafka
 
-RESULTS = Path(__file__).resolve().parent / "results"
 PARTITIONS = 4
 
 
@@ -226,12 +226,7 @@ def main() -> int:
                 )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    text = "\n".join(lines) + "\n"
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}.md"
-    out.write_text(text)
-    print(text)
-    print(f"written to {out}")
+    write_report(lines, "")
     return 0
 
 

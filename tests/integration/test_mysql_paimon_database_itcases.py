@@ -17,26 +17,16 @@ from ingest.job import JobFailed, run
 from ingest.settings import SyncSettings
 from schema_evolution.types import int_, string, varchar
 from sinks.catalog import Catalog
-from tests.conftest import SAMPLES
+from tests.mysql_setup import load_paimon_script
 from tests.paimon_read import java_rows, paimon_schema
 
-SETUP = SAMPLES.parent / "paimon-mysql" / "sync_database_setup.sql"
 T1 = [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")]
 
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMariaDB]:
     server = LocalMariaDB(str(tmp_path_factory.mktemp("mariadb-db-itcase")), time_zone="-04:00")
-    server.execute("CREATE USER IF NOT EXISTS 'paimonuser'@'%' IDENTIFIED BY 'paimonpw'")
-    text = "\n".join(ln for ln in SETUP.read_text().splitlines() if not ln.strip().startswith("--"))
-    conn = server.connect()
-    try:
-        with conn.cursor() as cur:
-            for statement in (s.strip() for s in text.split(";\n")):
-                if statement:
-                    cur.execute(statement.rstrip(";"))
-    finally:
-        conn.close()
+    load_paimon_script(server, "sync_database_setup.sql")
     try:
         yield server
     finally:

@@ -17,27 +17,15 @@ import pytest
 from deploy.local_mariadb import LocalMariaDB
 from ingest.job import JobFailed, run
 from ingest.settings import SyncSettings
-from tests.conftest import SAMPLES
+from tests.mysql_setup import load_paimon_script
 from tests.paimon_read import java_rows, paimon_schema
-
-SETUP = SAMPLES.parent / "paimon-mysql" / "sync_table_setup.sql"
 
 
 @pytest.fixture(scope="module")
 def paimon_mysql(mariadb: LocalMariaDB) -> LocalMariaDB:
     """The ITCase's databases, loaded once in the session zone of Paimon's container (Los Angeles,
     PDT on the dates the script uses)."""
-    mariadb.execute("CREATE USER IF NOT EXISTS 'paimonuser'@'%' IDENTIFIED BY 'paimonpw'")
-    conn = mariadb.connect()
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SET time_zone = '-07:00'")
-            text = "\n".join(ln for ln in SETUP.read_text().splitlines() if not ln.strip().startswith("--"))
-            for statement in (s.strip() for s in text.split(";\n")):
-                if statement:
-                    cur.execute(statement.rstrip(";"))
-    finally:
-        conn.close()
+    load_paimon_script(mariadb, "sync_table_setup.sql", session_zone="-07:00")
     return mariadb
 
 

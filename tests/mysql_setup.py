@@ -1,0 +1,25 @@
+"""Loading Apache Paimon's MySQL ITCase set-up scripts (read in place from ../shared) into a
+test MariaDB, with the user those scripts grant to."""
+
+from __future__ import annotations
+
+from deploy.local_mariadb import LocalMariaDB
+from tests.conftest import SAMPLES
+
+SCRIPTS = SAMPLES.parent / "paimon-mysql"
+
+
+def load_paimon_script(server: LocalMariaDB, name: str, session_zone: str | None = None) -> None:
+    """Run ``name`` (e.g. sync_table_setup.sql) statement by statement on one connection."""
+    server.execute("CREATE USER IF NOT EXISTS 'paimonuser'@'%' IDENTIFIED BY 'paimonpw'")
+    text = "\n".join(ln for ln in (SCRIPTS / name).read_text().splitlines() if not ln.strip().startswith("--"))
+    conn = server.connect()
+    try:
+        with conn.cursor() as cur:
+            if session_zone is not None:
+                cur.execute(f"SET time_zone = '{session_zone}'")
+            for statement in (s.strip() for s in text.split(";\n")):
+                if statement:
+                    cur.execute(statement.rstrip(";"))
+    finally:
+        conn.close()
