@@ -533,9 +533,10 @@ def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.Rec
                 return
             # Column types follow the server's catalogue from here on (see README: no DDL history yet).
             tables._types.pop(f"{database}.{table}", None)
-            if re.match(r"^\s*(?:/\*.*?\*/\s*)*CREATE\s+TABLE", text, re.IGNORECASE | re.DOTALL):
-                # A table created while the job runs exists in Paimon before its first row, as in
-                # Paimon's combined mode. Tables without a primary key are skipped.
+            if re.match(r"^\s*(?:/\*.*?\*/\s*)*(?:CREATE|ALTER)\s+TABLE", text, re.IGNORECASE | re.DOTALL):
+                # The table's schema goes to the driver at once, as Paimon applies a DDL: a table
+                # created while the job runs exists before its first row (Paimon's combined mode),
+                # an added column before the next row. Tables without a primary key are skipped.
                 try:
                     columns, keys = table_columns(c, database, table)
                 except Exception:  # dropped again since: nothing to declare

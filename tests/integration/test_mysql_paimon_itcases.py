@@ -354,9 +354,7 @@ def test_all_types(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
     _check(wh, ALL_TYPES, [ALL_TYPES_ROW_1, row_2])
     try:
         _sql(db, s, "ALTER TABLE all_types_table ADD COLUMN v INT")
-        _sql(db, s, "UPDATE all_types_table SET _int = _int WHERE _id = 0")  # a binlog event for the table, no row
         _run(db, wh, s, "all_types_table", **args)
+        _check(wh, [*ALL_TYPES, ("v", "INT")], [ALL_TYPES_ROW_1[:-1] + ", NULL]", row_2[:-1] + ", NULL]"])
     finally:
         _sql(db, s, "ALTER TABLE all_types_table DROP COLUMN v")
-    # The column appears with the table's next rows (lakecdc's schema follows the rows, see README).
-    assert paimon_schema(wh, "default.t") == ALL_TYPES
