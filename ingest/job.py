@@ -24,6 +24,7 @@ from ingest.routing import TableRouter
 from ingest.settings import SyncSettings, normalise_interval
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.catalog import Catalog
+from sinks.local_files import write_atomically
 from sinks.tables import TablePolicy, TablePreparer
 
 log = structlog.get_logger(__name__)
@@ -58,11 +59,8 @@ def commit_user(checkpoint: str) -> str:
     path = Path(checkpoint) / COMMIT_USER_FILE
     if path.exists():
         return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
     user = f"lakecdc-{uuid.uuid4()}"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(user)
-    tmp.replace(path)
+    write_atomically(path, user)
     return user
 
 

@@ -20,7 +20,6 @@ Offsets: ``{"chunks": [[db, table, lo, hi], ...], "done": n, "binlog": [file, po
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -58,6 +57,7 @@ from ingest.mysql_client import (
 )
 from ingest.routing import TableRouter
 from sinks.chunks import CHUNK_DDL
+from sinks.local_files import write_atomically
 
 log = structlog.get_logger(__name__)
 
@@ -157,10 +157,7 @@ class SnapshotRegistry:
             entries[key] = {**mark, "batch": batch_id}
             changed = True
         if changed:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(entries, sort_keys=True))
-            os.replace(tmp, self.path)
+            write_atomically(self.path, json.dumps(entries, sort_keys=True))
 
     def by_table(self) -> dict[str, list[tuple[int | None, int | None, str, int]]]:
         out: dict[str, list[tuple[int | None, int | None, str, int]]] = {}

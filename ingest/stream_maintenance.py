@@ -43,13 +43,13 @@ class StreamMaintenance:
     def after_commit(self, spark: Any, tables: Sequence[str], batch_id: int) -> None:
         """Compact and expire the tables this micro-batch wrote."""
         tasks: list[compactor.BucketTask] = []
-        active: list[str] = []
+        active: dict[str, AutoTagOptions | None] = {}  # table -> its automatic-tag options
         for table in tables:
             options = store.open_table(self.warehouse, self.catalog_options, table).options.options.to_map()
             opts = CompactionOptions.from_table_options(options)
             if opts.write_only:
                 continue
-            active.append(table)
+            active[table] = AutoTagOptions.from_table_options(options)
             self.data_commits[table] += 1
             every = opts.full_compaction_delta_commits
             full = every is not None and self.data_commits[table] % every == 0
@@ -77,12 +77,10 @@ class StreamMaintenance:
                     manifests_merged=result.manifests_merged,
                     seconds=round(time.monotonic() - started, 3),
                 )
-        for table in active:
+        for table, tag_options in active.items():
             # Automatic tags first: a tag keeps its snapshot's files through the expiry below.
-            paimon_table = store.open_table(self.warehouse, self.catalog_options, table)
-            tag_options = AutoTagOptions.from_table_options(paimon_table.options.options.to_map())
             if tag_options is not None:
-                auto_tags.apply(paimon_table, tag_options)
+                auto_tags.apply(store.open_table(self.warehouse, self.catalog_options, table), tag_options)
             self.expired_snapshots += expire.expire_snapshots(
                 self.warehouse, self.catalog_options, table
             ).expired_snapshots

@@ -15,6 +15,7 @@ from schema_evolution.evolution import diff
 from schema_evolution.type_mapping import TypeMappingMode
 from sinks.catalog import Catalog
 from sinks.layout import RecordSchema, TableLayout
+from sinks.local_files import write_atomically
 from sinks.options import table_options
 
 log = structlog.get_logger(__name__)
@@ -101,10 +102,7 @@ class TablePreparer:
     def _remember_created(self, table: str) -> None:
         self._created.add(table)
         if self._created_file is not None:
-            self._created_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self._created_file.with_suffix(".tmp")
-            tmp.write_text("\n".join(sorted(self._created)))
-            tmp.replace(self._created_file)
+            write_atomically(self._created_file, "\n".join(sorted(self._created)))
 
     def _verify_existing(self, table: str, layout: TableLayout, record: RecordSchema) -> None:
         current = layout.field_types()

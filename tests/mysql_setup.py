@@ -9,6 +9,19 @@ from tests.conftest import SAMPLES
 SCRIPTS = SAMPLES.parent / "paimon-mysql"
 
 
+def paimon_conf(server: LocalMariaDB, database: str, **extra: str) -> dict[str, str]:
+    """The --mysql-conf Paimon's ITCases always pass (their user, New York server time zone)."""
+    return {
+        "hostname": "127.0.0.1",
+        "port": str(server.port),
+        "username": "paimonuser",
+        "password": "paimonpw",
+        "server-time-zone": "America/New_York",
+        "database-name": database,
+        **extra,
+    }
+
+
 def load_paimon_script(server: LocalMariaDB, name: str, session_zone: str | None = None) -> None:
     """Run ``name`` (e.g. sync_table_setup.sql) statement by statement on one connection."""
     server.execute("CREATE USER IF NOT EXISTS 'paimonuser'@'%' IDENTIFIED BY 'paimonpw'")

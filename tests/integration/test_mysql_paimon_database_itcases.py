@@ -17,7 +17,7 @@ from ingest.job import JobFailed, run
 from ingest.settings import SyncSettings
 from schema_evolution.types import int_, string, varchar
 from sinks.catalog import Catalog
-from tests.mysql_setup import load_paimon_script
+from tests.mysql_setup import load_paimon_script, paimon_conf
 from tests.paimon_read import java_rows, paimon_schema
 
 T1 = [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")]
@@ -34,15 +34,7 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMariaDB]:
 
 
 def _run(db: LocalMariaDB, wh: str, database: str, **extra: Any) -> None:
-    conf = {
-        "hostname": "127.0.0.1",
-        "port": str(db.port),
-        "username": "paimonuser",
-        "password": "paimonpw",
-        "server-time-zone": "America/New_York",
-        "database-name": database,
-        **extra.pop("mysql_conf", {}),
-    }
+    conf = paimon_conf(db, database, **extra.pop("mysql_conf", {}))
     run(
         SyncSettings(
             action="mysql-sync-database",

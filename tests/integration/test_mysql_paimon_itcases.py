@@ -17,7 +17,7 @@ import pytest
 from deploy.local_mariadb import LocalMariaDB
 from ingest.job import JobFailed, run
 from ingest.settings import SyncSettings
-from tests.mysql_setup import load_paimon_script
+from tests.mysql_setup import load_paimon_script, paimon_conf
 from tests.paimon_read import java_rows, paimon_schema
 
 
@@ -30,16 +30,7 @@ def paimon_mysql(mariadb: LocalMariaDB) -> LocalMariaDB:
 
 
 def _run(db: LocalMariaDB, warehouse: str, database: str, table_name: str, **extra: Any) -> None:
-    conf = {
-        "hostname": "127.0.0.1",
-        "port": str(db.port),
-        "username": "paimonuser",
-        "password": "paimonpw",
-        "server-time-zone": "America/New_York",
-        "database-name": database,
-        "table-name": table_name,
-        **extra.pop("mysql_conf", {}),
-    }
+    conf = paimon_conf(db, database, **{"table-name": table_name, **extra.pop("mysql_conf", {})})
     run(
         SyncSettings(
             action="mysql-sync-table",
