@@ -1,6 +1,6 @@
 """Pure CDC message parsers: bytes in, ``formats.events`` out.
 
-The boundary: this package imports only the standard library, orjson, pyarrow and itself —
+The boundary: this package imports only the standard library, orjson, msgspec, pyarrow and itself —
 never pyspark, pypaimon or a network client (``tests/test_boundary.py`` checks it).
 """
 

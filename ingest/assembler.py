@@ -14,8 +14,9 @@ from typing import Any
 import pyarrow as pa
 
 from formats import canal, get_parser, mysql_values
+from formats.canal_bulk import BulkDecoder, PlainRows
 from formats.errors import MalformedMessage, SourcePosition
-from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema, TypeSystem
+from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
 from ingest.routing import TableRouter
 from schema_evolution.computed import parse_computed_columns
 from schema_evolution.conversion import ConversionNotes
@@ -75,7 +76,7 @@ class ChunkAssembler:
             else None
         )
         self._bulk = (
-            canal.plain_dml
+            BulkDecoder()
             if self.spec.bulk_path
             and self.spec.format == canal.FORMAT
             and not self._computed
@@ -90,25 +91,39 @@ class ChunkAssembler:
         self, value: bytes | None, key: bytes | None, offset: int, timestamp_ms: int | None, ts_type: int = 0
     ) -> None:
         self.messages += 1
-        plain = self._bulk(value) if self._bulk is not None else None
-        if plain is not None and (plain.table is not None or not self._database_sync):
-            target = self._route(plain.database, plain.table)
-            builder = self._builders.get(target) if target is not None else None
-            if (
-                target is not None
-                and builder is not None
-                and builder.raw_types == plain.mysql_type
-                and builder.raw_keys == plain.pk_names
-                and builder.source.type_system is TypeSystem.MYSQL
-            ):
-                builder.add_rows(plain.op, plain.data, plain.old, offset)
-                if len(builder.kinds) >= self._chunk_rows:
-                    self._flush(target)
+        bulk = self._bulk
+        if bulk is not None and value is not None:
+            plain = bulk.decode(value)
+            if plain is not None and (plain.table is not None or not self._database_sync):
+                self._add_plain(plain, offset)
                 return
         position = SourcePosition(self.topic, self.partition, offset)
         assert self._parse is not None
         events = self._parse(value, key, MessageContext(position, timestamp_ms))
-        self.add_events(events, position, timestamp_ms, ts_type, plain)
+        self.add_events(events, position, timestamp_ms, ts_type)
+        if bulk is not None:
+            for event in events:
+                if type(event) is DataChangeEvent:
+                    # the table's next messages can take the bulk path
+                    bulk.learn(event.schema)
+                    break
+
+    def _add_plain(self, plain: PlainRows, offset: int) -> None:
+        """``add_events`` for the rows of a message the bulk decoder took (same chunks)."""
+        if not plain.after:
+            return
+        target = self._route(plain.database, plain.table)
+        if target is None:
+            return
+        builder = self._builders.get(target)
+        if builder is None or (builder.source is not plain.source and builder.source != plain.source):
+            if builder is not None:
+                self._flush(target)
+            position = SourcePosition(self.topic, self.partition, offset)
+            builder = self._open(target, plain.source, plain.database, plain.table, position)
+        builder.add_rows(plain.op, plain.after, plain.before, offset)
+        if len(builder.kinds) >= self._chunk_rows:
+            self._flush(target)
 
     def add_events(
         self,
@@ -116,7 +131,6 @@ class ChunkAssembler:
         position: SourcePosition,
         timestamp_ms: int | None = None,
         ts_type: int = 0,
-        plain: Any = None,
     ) -> None:
         """Route parsed events into their tables' open chunks (sources that parse themselves, such
         as the MySQL binlog, call this directly)."""
@@ -144,9 +158,6 @@ class ChunkAssembler:
                     self._flush(target)
                 builder = self._new_builder(target, event, position)
             builder.add(event, offset, timestamp_ms, ts_type)
-            if plain is not None:
-                # The next message with exactly these types and keys may take the bulk path.
-                builder.raw_types, builder.raw_keys = plain.mysql_type, plain.pk_names
             if len(builder.kinds) >= self._chunk_rows:
                 self._flush(target)
 
@@ -185,20 +196,30 @@ class ChunkAssembler:
         return self.take()
 
     def _new_builder(self, target: str, event: DataChangeEvent, position: SourcePosition) -> ChunkBuilder:
-        source_table = f"{event.database}.{event.table}"
-        key = (event.schema, source_table)
+        return self._open(target, event.schema, event.database, event.table, position)
+
+    def _open(
+        self,
+        target: str,
+        source: SourceSchema,
+        database: str | None,
+        table: str | None,
+        position: SourcePosition | None,
+    ) -> ChunkBuilder:
+        source_table = f"{database}.{table}"
+        key = (source, source_table)
         schema = self._record_schemas.get(key)
         if schema is None:
             try:
                 schema = record_schema(
-                    event.schema, source_table, self._modes, self.spec.primary_keys, self._metadata, self._computed
+                    source, source_table, self._modes, self.spec.primary_keys, self._metadata, self._computed
                 )
             except UnsupportedSourceType as exc:
                 raise MalformedMessage(self.spec.format, position, f"table '{source_table}': {exc}") from None
             self._record_schemas[key] = schema
         builder = ChunkBuilder(
             target,
-            event.schema,
+            source,
             schema,
             self.spec.format,
             self.topic,

@@ -90,6 +90,17 @@ def test_messages_of_one_table_share_one_schema_object() -> None:
     assert a.schema is b.schema
 
 
+def test_schema_keeps_each_messages_column_order() -> None:
+    # Equal dicts in another key order are another schema: the column order makes the table.
+    first, reordered = (
+        b'{"data":[{"a":"1","b":"2"}],"mysqlType":{%s},"pkNames":["a"],"type":"INSERT","table":"t"}' % types
+        for types in (b'"a":"int","b":"int"', b'"b":"int","a":"int"')
+    )
+    assert [n for n, _ in parse(first, None, CTX)[0].schema.fields] == ["a", "b"]
+    assert [n for n, _ in parse(reordered, None, CTX)[0].schema.fields] == ["b", "a"]
+    assert [n for n, _ in parse(first, None, CTX)[0].schema.fields] == ["a", "b"]
+
+
 def test_message_without_mysql_type_types_every_column_as_string() -> None:
     value = (DATA / "no-mysqltype.json").read_bytes()
     (event,) = parse(value, None, CTX)

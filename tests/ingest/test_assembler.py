@@ -15,7 +15,7 @@ from deploy.canal_stream import generate
 from ingest.assembler import ParseSpec, assemble
 from ingest.routing import TableRouter
 from sinks.chunks import deserialize_batch
-from tests.conftest import SAMPLES, sample_messages
+from tests.conftest import ROOT, SAMPLES, sample_messages
 
 
 def _assembled(values: list[bytes], bulk: bool, router: TableRouter) -> dict[str, Any]:
@@ -60,6 +60,38 @@ def test_bulk_path_equals_event_path_on_paimon_samples(path: Path) -> None:
     assert _assembled(values, True, router) == expected
 
 
+EDGES = ROOT / "tests" / "data" / "canal" / "bulk-path-edges.txt"
+
+
+@pytest.mark.parametrize("router", [TableRouter(database="ods", table="t"), TableRouter(database="ods")], ids=str)
+def test_bulk_path_equals_event_path_on_its_edge_cases(router: TableRouter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Messages built to probe where the bulk decoder must give way or get the before image right:
+    nulls in ``old``, absent columns, numbers, unknown columns, odd column names, shards, schema
+    changes, reordered types, other keys, empty messages."""
+    values = sample_messages(EDGES)
+    calls = _parse_calls(monkeypatch)
+    result = _assembled(values, True, router)
+    # the per-event parser took: the first message (which teaches the columns), numbers, an unknown
+    # column, a lower-case type, table u's first, the DDL, the first with column z, reordered types
+    assert calls == [0, 4, 5, 6, 9, 12, 13, 15]
+    assert result == _assembled(values, False, router)
+    assert sum(c[1] for c in result["counts"].values()) == 20
+
+
+def _parse_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    import formats
+    from formats import canal
+
+    calls: list[int] = []
+
+    def counting(value: bytes | None, key: bytes | None, ctx: Any) -> Any:
+        calls.append(ctx.position.offset)
+        return canal.parse(value, key, ctx)
+
+    monkeypatch.setitem(formats.PARSERS, canal.FORMAT, counting)
+    return calls
+
+
 @pytest.mark.parametrize(
     "values",
     [
@@ -73,20 +105,11 @@ def test_bulk_path_equals_event_path_on_generated_streams(values: list[bytes]) -
 
 
 def test_bulk_path_is_taken_for_plain_dml(monkeypatch: pytest.MonkeyPatch) -> None:
-    import formats
-    from formats import canal
-
-    calls = []
-
-    def counting(value: bytes | None, key: bytes | None, ctx: Any) -> Any:
-        calls.append(ctx.position.offset)
-        return canal.parse(value, key, ctx)
-
-    monkeypatch.setitem(formats.PARSERS, canal.FORMAT, counting)
+    calls = _parse_calls(monkeypatch)
     values = [v for _, v in bench_messages(500)]
     result = _assembled(values, True, TableRouter(database="ods"))
     (counts,) = result["counts"].values()
     assert counts[1] == 500  # one event per message in this workload
     assert counts[0] > 500  # updates are -U/+U pairs
-    # the per-event parser only sees the first message of each chunk (chunk_rows=50 here)
-    assert 0 < len(calls) < 60
+    # the per-event parser only sees the first message, which teaches the bulk decoder the columns
+    assert calls == [0]

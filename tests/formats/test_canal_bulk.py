@@ -1,0 +1,55 @@
+"""The bulk decoder gives canal.parse's row images, and gives way wherever it cannot be exact."""
+
+from __future__ import annotations
+
+from formats.canal import parse
+from formats.canal_bulk import BulkDecoder
+from formats.errors import SourcePosition
+from formats.events import DataChangeEvent, MessageContext, Op
+from tests.conftest import ROOT, sample_messages
+
+CTX = MessageContext(SourcePosition("t", 0, 0))
+EDGES = sample_messages(ROOT / "tests" / "data" / "canal" / "bulk-path-edges.txt")
+
+
+def _learned() -> BulkDecoder:
+    decoder = BulkDecoder()
+    event = parse(EDGES[0], None, CTX)[0]
+    assert isinstance(event, DataChangeEvent)
+    decoder.learn(event.schema)
+    return decoder
+
+
+def test_update_before_image_tells_null_from_unchanged() -> None:
+    rows = _learned().decode(EDGES[1])
+    assert rows is not None and rows.op is Op.UPDATE
+    # old = {"class": null, "my col": "y"}: class WAS null, "a.b" and n were unchanged
+    assert rows.after == [("2", "b", "y2", "q", "2")]
+    assert rows.before == [("2", None, "y", "q", "2")]
+    (event,) = parse(EDGES[1], None, CTX)
+    assert isinstance(event, DataChangeEvent) and event.before is not None
+    assert tuple(event.before.values()) == rows.before[0]
+
+
+def test_a_null_old_entry_means_nothing_changed() -> None:
+    rows = _learned().decode(EDGES[2])
+    assert rows is not None and rows.before == rows.after
+
+
+def test_gives_way_where_the_event_path_must_decide() -> None:
+    decoder = _learned()
+    assert decoder.decode(EDGES[4]) is None  # numbers, not text
+    assert decoder.decode(EDGES[5]) is None  # a column mysqlType does not name
+    assert decoder.decode(EDGES[6]) is None  # lower-case type
+    assert decoder.decode(EDGES[9]) is None  # columns it has not learned
+    assert decoder.decode(EDGES[12]) is None  # DDL
+    assert decoder.decode(b"not json") is None
+    assert BulkDecoder().decode(EDGES[1]) is None  # nothing learned yet
+
+
+def test_rows_of_a_shard_share_the_decoder_and_schema() -> None:
+    decoder = _learned()
+    a, b = decoder.decode(EDGES[0]), decoder.decode(EDGES[8])
+    assert a is not None and b is not None
+    assert (a.table, b.table) == ("t", "t_shard")
+    assert a.source is b.source
