@@ -299,6 +299,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         assert isinstance(partition, KafkaRange)
         logs.configure_once()
         started = time.monotonic()
+        cpu = time.process_time()
         messages = fetch_range(self.properties, partition, self.spec.poll_timeout_s)
         if self.spec.parse is None:
             yield from _raw_batches(partition, messages)
@@ -310,6 +311,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             partition=partition.partition,
             messages=partition.end - partition.start,
             seconds=round(time.monotonic() - started, 3),
+            cpu_seconds=round(time.process_time() - cpu, 3),
         )
 
     def commit(self, end: dict) -> None:

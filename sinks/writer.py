@@ -9,6 +9,7 @@ the table's current schema.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +77,7 @@ def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterat
     """mapInArrow body: chunk rows in, serialized commit messages out (one row per message)."""
     from pypaimon_rust.datafusion import PaimonCatalog
 
+    started = time.monotonic()
     catalog = PaimonCatalog({**ctx.catalog_options, "warehouse": ctx.warehouse})
     writers: dict[str, Any] = {}
     rows_written: dict[str, int] = {}
@@ -109,7 +111,13 @@ def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterat
         messages = writer.prepare_commit(True, ctx.batch_id)
         writer.close()
         serialized = [m.serialize() for m in messages]
-        log.debug("table written", table=table, rows=rows_written[table], messages=len(serialized))
+        log.debug(
+            "table written",
+            table=table,
+            rows=rows_written[table],
+            messages=len(serialized),
+            seconds=round(time.monotonic() - started, 3),
+        )
         yield pa.RecordBatch.from_arrays(
             [pa.array([table] * len(serialized), pa.string()), pa.array(serialized, pa.binary())],
             schema=COMMIT_MESSAGE_SCHEMA,
