@@ -1,4 +1,8 @@
-"""Peak resident memory of a process tree (driver, its JVM and Python workers), sampled from /proc."""
+"""Peak memory of a process tree (driver, its JVM and Python workers), sampled from /proc.
+
+Two sums are kept: resident set size (RSS), which counts a page shared by forked Python workers
+once in every process that maps it, and proportional set size (PSS), which splits each shared page
+between the processes that share it — the tree's real footprint."""
 
 from __future__ import annotations
 
@@ -21,20 +25,23 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def tree_rss_bytes(root: int) -> int:
+def tree_memory_bytes(root: int) -> tuple[int, int]:
+    """(RSS, PSS) of ``root`` and all its descendants, summed."""
     tree = _children()
-    total, stack = 0, [root]
+    rss = pss = 0
+    stack = [root]
     while stack:
         pid = stack.pop()
         try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
-                    break
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1]) * 1024
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1]) * 1024
         except OSError:
             continue
         stack.extend(tree.get(pid, []))
-    return total
+    return rss, pss
 
 
 class PeakRss:
@@ -43,16 +50,70 @@ class PeakRss:
     def __init__(self, pid: int | None = None, interval: float = 0.2) -> None:
         self.pid = pid or os.getpid()
         self.interval = interval
-        self.peak = 0
+        self.peak = 0  # RSS
+        self.peak_pss = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, tree_rss_bytes(self.pid))
+            rss, pss = tree_memory_bytes(self.pid)
+            self.peak = max(self.peak, rss)
+            self.peak_pss = max(self.peak_pss, pss)
             self._stop.wait(self.interval)
 
     def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+class ExecutorCpu:
+    """CPU seconds used by Python processes whose ancestor is a Spark executor JVM
+    (``CoarseGrainedExecutorBackend``), sampled until stopped: proof that tasks ran on executors."""
+
+    def __init__(self, interval: float = 0.3) -> None:
+        self.interval = interval
+        self._cpu: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._tick = os.sysconf("SC_CLK_TCK")
+
+    @property
+    def seconds(self) -> float:
+        return sum(self._cpu.values())
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            parents: dict[int, int] = {}
+            cpu: dict[int, float] = {}
+            cmd: dict[int, str] = {}
+            for entry in Path("/proc").iterdir():
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    cmd[int(entry.name)] = (entry / "cmdline").read_bytes()[:4096].decode(errors="replace")
+                except OSError:
+                    continue
+                pid = int(entry.name)
+                parents[pid] = int(fields[1])
+                cpu[pid] = (int(fields[11]) + int(fields[12])) / self._tick
+            for pid, seconds in cpu.items():
+                if "python" not in cmd.get(pid, ""):
+                    continue
+                ancestor = parents.get(pid, 0)
+                while ancestor > 1:
+                    if "CoarseGrainedExecutorBackend" in cmd.get(ancestor, ""):
+                        self._cpu[pid] = max(self._cpu.get(pid, 0.0), seconds)
+                        break
+                    ancestor = parents.get(ancestor, 0)
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> ExecutorCpu:
         self._thread.start()
         return self
 

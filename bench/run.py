@@ -23,16 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from bench import floors
-from bench.procs import PeakRss
+from bench.procs import ExecutorCpu, PeakRss
 from bench.results import write_report
 from bench.workload import _row, messages
 from deploy.local_kafka import LocalKafka
+from deploy.local_spark_cluster import LocalSparkCluster
 
 PARTITIONS = 4
 
 
-def _lakecdc(args: list[str], env_extra: dict[str, str] | None = None) -> tuple[float, int, str]:
-    """Run the lakecdc CLI; returns (seconds, peak RSS of its process tree, stdout)."""
+def _lakecdc(args: list[str], env_extra: dict[str, str] | None = None) -> tuple[float, tuple[int, int], str]:
+    """Run the lakecdc CLI; returns (seconds, peak (RSS, PSS) of its process tree, stdout)."""
     env = {**os.environ, "LAKECDC_LOG_LEVEL": "WARNING", **(env_extra or {})}
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -43,10 +44,13 @@ def _lakecdc(args: list[str], env_extra: dict[str, str] | None = None) -> tuple[
     elapsed = time.monotonic() - started
     if proc.returncode != 0:
         raise RuntimeError(f"lakecdc failed ({proc.returncode}):\n{err[-4000:]}")
-    return elapsed, rss.peak, out
+    return elapsed, (rss.peak, rss.peak_pss), out
 
 
-def _sync_args(kafka: LocalKafka, topic: str, warehouse: str, cores: int, extra: list[str] | None = None) -> list[str]:
+def _sync_args(
+    kafka: LocalKafka, topic: str, warehouse: str, cores: int | str, extra: list[str] | None = None
+) -> list[str]:
+    master = f"local[{cores}]" if isinstance(cores, int) else cores
     return [
         "kafka-sync-table",
         "--warehouse",
@@ -62,7 +66,7 @@ def _sync_args(kafka: LocalKafka, topic: str, warehouse: str, cores: int, extra:
         "--kafka-conf",
         "value.format=canal-json",
         "--spark-conf",
-        f"spark.master=local[{cores}]",
+        f"spark.master={master}",
         *(extra or []),
     ]
 
@@ -77,9 +81,23 @@ def _produce(kafka: LocalKafka, topic: str, count: int) -> float:
 def throughput(kafka: LocalKafka, work: Path, count: int, cores: int, empty_s: float) -> dict[str, Any]:
     topic = f"bench_{count}_{cores}"
     warehouse = str(work / f"wh_{topic}")
-    full_s, rss, out = _lakecdc(_sync_args(kafka, topic, warehouse, cores, ["--available-now"]))
+    full_s, (rss, pss), out = _lakecdc(_sync_args(kafka, topic, warehouse, cores, ["--available-now"]))
     steady = full_s - empty_s
-    return {"cores": cores, "wall_s": full_s, "steady_s": steady, "rate": count / steady, "rss": rss, "out": out}
+    rate = count / steady
+    return {"cores": cores, "wall_s": full_s, "steady_s": steady, "rate": rate, "rss": rss, "pss": pss, "out": out}
+
+
+def cluster_throughput(kafka: LocalKafka, work: Path, topic: str, count: int) -> dict[str, Any]:
+    """The same command against a standalone cluster (master + 2 workers of 1 core, loopback):
+    reading, parsing and writing run in executor JVMs' Python workers, whose CPU is sampled."""
+    with LocalSparkCluster(workers=2, cores_per_worker=1) as cluster:
+        conf = ["--spark-conf", "spark.driver.host=127.0.0.1", "--spark-conf", "spark.driver.bindAddress=127.0.0.1"]
+        conf += ["--spark-conf", "spark.executor.memory=1g", "--available-now"]
+        empty_s, _, _ = _lakecdc(_sync_args(kafka, "bench_empty", str(work / "wh_cl_empty"), cluster.master_url, conf))
+        with ExecutorCpu() as executors:
+            full_s, _, _ = _lakecdc(_sync_args(kafka, topic, str(work / "wh_cl"), cluster.master_url, conf))
+    steady = full_s - empty_s
+    return {"wall_s": full_s, "steady_s": steady, "rate": count / steady, "executor_cpu_s": executors.seconds}
 
 
 def freshness(
@@ -164,6 +182,7 @@ def main() -> int:
     ap.add_argument("--messages", type=int, default=1_000_000)
     ap.add_argument("--naive-messages", type=int, default=100_000)
     ap.add_argument("--skip-freshness", action="store_true")
+    ap.add_argument("--skip-cluster", action="store_true")
     ap.add_argument("--freshness-seconds", type=int, default=30)
     args = ap.parse_args()
 
@@ -179,6 +198,7 @@ def main() -> int:
             _produce(kafka, f"bench_{n}_1", n)
             empty1_s, _, _ = _lakecdc(_sync_args(kafka, "bench_empty", str(work / "wh_empty1"), 1, ["--available-now"]))
             one = throughput(kafka, work, n, 1, empty1_s)
+            cluster = cluster_throughput(kafka, work, f"bench_{n}_2", n) if not args.skip_cluster else None
             floor_s = floors.floor(kafka.bootstrap, f"bench_{n}_2", PARTITIONS, n, str(work / "wh_floor"), 200_000)
             naive_n = min(args.naive_messages, n)
             naive_s = floors.naive(kafka.bootstrap, f"bench_{n}_2", PARTITIONS, naive_n, str(work / "wh_naive"))
@@ -195,24 +215,40 @@ def main() -> int:
             "",
             f"Machine: {os.cpu_count()} cores, {mem:.0f} GiB; Python {sys.version.split()[0]}; "
             f"{n:,} canal-json messages (~790 bytes, 10 columns, 50% insert / 40% update / 10% delete over "
-            f"200k keys, {PARTITIONS} partitions; produced in {produce_s:.1f} s).",
+            f"200k keys, {PARTITIONS} partitions; produced in {produce_s:.1f} s). lakecdc at its defaults "
+            "(500k messages per micro-batch, local-mode driver JVM with -XX:TieredStopAtLevel=1).",
             "",
-            "| Run | Seconds | Events/s | Events/s per core | vs floor | Peak RSS |",
-            "|---|---|---|---|---|---|",
+            "| Run | Seconds | Events/s | Events/s per core | vs floor | Peak PSS | Peak RSS (sum) |",
+            "|---|---|---|---|---|---|---|",
             f"| lakecdc `kafka-sync-table --available-now`, local[2], steady state | {two['steady_s']:.1f} "
             f"| {two['rate']:,.0f} | {two['rate'] / 2:,.0f} | {two['rate'] / floor_rate:.2f}x "
-            f"| {two['rss'] / 2**30:.2f} GiB |",
+            f"| {two['pss'] / 2**30:.2f} GiB | {two['rss'] / 2**30:.2f} GiB |",
             f"| same, whole command (incl. {empty_s:.1f} s start-up) | {two['wall_s']:.1f} | {n / two['wall_s']:,.0f} "
-            f"| | | |",
+            f"| | | | |",
             f"| lakecdc, local[1], steady state | {one['steady_s']:.1f} | {one['rate']:,.0f} | {one['rate']:,.0f} "
-            f"| {one['rate'] / floor_rate:.2f}x | {one['rss'] / 2**30:.2f} GiB |",
+            f"| {one['rate'] / floor_rate:.2f}x | {one['pss'] / 2**30:.2f} GiB | {one['rss'] / 2**30:.2f} GiB |",
+            *(
+                [
+                    f"| lakecdc on a standalone cluster (master + 2 workers x 1 core, loopback), steady state "
+                    f"| {cluster['steady_s']:.1f} | {cluster['rate']:,.0f} | {cluster['rate'] / 2:,.0f} "
+                    f"| {cluster['rate'] / floor_rate:.2f}x | | |"
+                ]
+                if cluster
+                else []
+            ),
             f"| floor: one process, confluent-kafka + lakecdc parser + pypaimon-rust | {floor_s:.1f} "
-            f"| {floor_rate:,.0f} | {floor_rate:,.0f} | 1.00x | |",
+            f"| {floor_rate:,.0f} | {floor_rate:,.0f} | 1.00x | | |",
             f"| naive peer: json.loads + pypaimon writer, commit per poll ({naive_n:,} msgs) | {naive_s:.1f} "
-            f"| {naive_rate:,.0f} | {naive_rate:,.0f} | {naive_rate / floor_rate:.2f}x | |",
+            f"| {naive_rate:,.0f} | {naive_rate:,.0f} | {naive_rate / floor_rate:.2f}x | | |",
             "",
             f"lakecdc (2 cores) vs naive peer: {two['rate'] / naive_rate:.1f}x. "
-            f"Scaling 1 → 2 cores: {two['rate'] / one['rate']:.2f}x.",
+            f"Scaling 1 → 2 cores: {two['rate'] / one['rate']:.2f}x."
+            + (
+                f" On the standalone cluster, Python workers under the executor JVMs used "
+                f"{cluster['executor_cpu_s']:.1f} CPU-seconds (reading, parsing and writing run on executors)."
+                if cluster
+                else ""
+            ),
         ]
         if fresh:
             lines += [
