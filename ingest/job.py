@@ -20,6 +20,7 @@ from ingest.kafka_source import KafkaCdcDataSource, KafkaSourceSpec
 from ingest.micro_batch import BatchStats, MicroBatchProcessor
 from ingest.mysql_client import MySqlConnection
 from ingest.mysql_source import MySqlCdcDataSource, MySqlSourceSpec, SnapshotRegistry
+from ingest.paimon_source import PaimonDataSource
 from ingest.routing import TableRouter
 from ingest.settings import SyncSettings, normalise_interval
 from schema_evolution.type_mapping import parse_type_mapping
@@ -93,6 +94,7 @@ def spark_session(settings: SyncSettings) -> Any:
     spark.sparkContext.setLogLevel(os.environ.get("LAKECDC_SPARK_LOG_LEVEL", "WARN"))
     spark.dataSource.register(KafkaCdcDataSource)
     spark.dataSource.register(MySqlCdcDataSource)
+    spark.dataSource.register(PaimonDataSource)
     return spark
 
 

@@ -54,6 +54,7 @@ def spark() -> Iterator[Any]:
 
     from ingest.kafka_source import KafkaCdcDataSource
     from ingest.mysql_source import MySqlCdcDataSource
+    from ingest.paimon_source import PaimonDataSource
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -68,6 +69,7 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     session.dataSource.register(KafkaCdcDataSource)
     session.dataSource.register(MySqlCdcDataSource)
+    session.dataSource.register(PaimonDataSource)
     try:
         yield session
     finally:

@@ -10,7 +10,7 @@ import pytest
 from ingest.cli import main
 from schema_evolution.types import int_, varchar
 from sinks.catalog import Catalog
-from sinks.chunks import INSERT
+from sinks.chunks import DELETE, INSERT
 from sinks.query import run_query
 from tests.sinks.test_write_commit import _chunk, _write_and_commit
 
@@ -39,3 +39,19 @@ def test_cli_prints_rows_and_reports_errors(warehouse: str, capsys: pytest.Captu
     assert capsys.readouterr().out.split() == ["v", "a", "b"]
     assert main(["query", "SELECT * FROM nope", "--warehouse", warehouse, "--database", "db", "--output", "json"]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_time_travel_by_snapshot_tag_and_timestamp(warehouse: str) -> None:
+    catalog = Catalog(warehouse)
+    assert main(["create-tag", "--warehouse", warehouse, "--database", "db", "--table", "t", "--tag-name", "v1"]) == 0
+    assert _write_and_commit(warehouse, catalog, 1, [_chunk("db.t", [(1, "a"), (3, "c")], [DELETE, INSERT], 2)])
+
+    def ids(sql: str) -> list[int]:
+        return sorted(r["id"] for r in run_query(warehouse, sql, "db").to_pylist())
+
+    assert ids("SELECT id FROM t") == [2, 3]
+    assert ids("SELECT id FROM t VERSION AS OF 1") == [1, 2]
+    assert ids("SELECT id FROM t VERSION AS OF 'v1'") == [1, 2]
+    assert ids("SELECT id FROM t TIMESTAMP AS OF '2999-01-01 00:00:00'") == [2, 3]
+    with pytest.raises(Exception, match="Snapshot 9 does not exist"):
+        run_query(warehouse, "SELECT id FROM t VERSION AS OF 9", "db")
