@@ -1,5 +1,6 @@
 """The table-maintenance actions of the command line, with the arguments of Paimon's actions:
-``compact``, ``expire-snapshots``, ``create-tag``, ``delete-tag``, ``rollback-to``.
+``compact``, ``expire-snapshots``, ``expire-partitions``, ``create-tag``, ``delete-tag``, ``rollback-to``,
+``drop-partition``, ``remove-orphan-files``.
 
 They run in this process (no Spark): compaction merges buckets on a thread pool, and every
 action is safe beside a running sync job except ``rollback-to``, which needs the job stopped.
@@ -24,6 +25,7 @@ ACTIONS = (
     "rollback-to",
     "remove-orphan-files",
     "drop-partition",
+    "expire-partitions",
 )
 
 # Paimon's batch commits use Long.MAX_VALUE as identifier (BatchWriteBuilder.COMMIT_IDENTIFIER); a
@@ -62,6 +64,13 @@ def add_parsers(sub: Any, opt: Callable[..., None]) -> None:
     p = sub.add_parser("drop-partition", help="drop partitions (an OVERWRITE snapshot without their files)")
     common(p)
     opt(p, "partition", action="append", required=True, help="k=v[,k2=v2] (repeatable)")
+    p = sub.add_parser("expire-partitions", help="drop partitions older than an expiration time (Paimon's rules)")
+    common(p)
+    opt(p, "expiration-time", default=None, help="e.g. '7 d' (default: the table's partition.expiration-time)")
+    opt(p, "timestamp-formatter", default=None, help="Java pattern of the partition time, e.g. 'yyyyMMdd'")
+    opt(p, "timestamp-pattern", default=None, help="how partition values make the time, e.g. '$dt $hour:00:00'")
+    opt(p, "expire-strategy", default=None, choices=["values-time", "update-time"], help="values-time (default)")
+    opt(p, "max-expires", type=int, default=None, help="drop at most this many partitions (default 100)")
     p = sub.add_parser("remove-orphan-files", help="delete files no snapshot or tag refers to (older than a day)")
     common(p)
     opt(p, "older-than", default=None, help="only files older than this local time (default: one day ago)")
@@ -141,18 +150,33 @@ def _local_time_ms(text: str, option: str) -> int:
 def _drop_partition(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     from sinks import paimon_store as store
     from sinks.compactor import partition_values
+    from sinks.partitions import drop_partitions
 
     table = store.open_table(args.warehouse, catalog_conf, f"{args.database}.{args.table}")
-    specs = []
-    for spec in _partitions(args.partition):
-        values = partition_values(table, spec)
-        specs.append({f.name: v for f, v in zip(table.partition_keys_fields, values, strict=True)})
-    commit = table.new_batch_write_builder().new_commit()
-    try:
-        commit.truncate_partitions(specs)
-    finally:
-        commit.close()
-    print(f"lakecdc: {args.database}.{args.table}: dropped {len(specs)} partition(s)")
+    values = [partition_values(table, spec) for spec in _partitions(args.partition)]
+    drop_partitions(table, values)
+    print(f"lakecdc: {args.database}.{args.table}: dropped {len(values)} partition(s)")
+    return 0
+
+
+def _expire_partitions(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
+    from sinks.partitions import expire_partitions
+
+    given = {
+        "partition.expiration-time": args.expiration_time,
+        "partition.timestamp-formatter": args.timestamp_formatter,
+        "partition.timestamp-pattern": args.timestamp_pattern,
+        "partition.expiration-strategy": args.expire_strategy,
+        "partition.expiration-max-num": None if args.max_expires is None else str(args.max_expires),
+    }
+    overrides = {k: v for k, v in given.items() if v is not None}
+    table = f"{args.database}.{args.table}"
+    result = expire_partitions(args.warehouse, catalog_conf, table, overrides)
+    print(f"lakecdc: {table}: {len(result.expired)} partition(s) expired")
+    for values in result.expired:
+        print(f"  {', '.join('NULL' if v is None else v for v in values)}")
+    if result.unreadable:
+        print(f"lakecdc: {len(result.unreadable)} partition(s) have no readable time and were kept", file=sys.stderr)
     return 0
 
 
@@ -240,4 +264,5 @@ _ACTIONS: dict[str, Callable[[argparse.Namespace, dict[str, str]], int]] = {
     "rollback-to": _rollback,
     "remove-orphan-files": _orphans,
     "drop-partition": _drop_partition,
+    "expire-partitions": _expire_partitions,
 }

@@ -1,6 +1,7 @@
 """Table maintenance inside a sync job, after each micro-batch's data commit: compaction of the
-buckets that need it (Spark tasks, one per bucket, in parallel), automatic tags, then snapshot
-expiry.
+buckets that need it (Spark tasks, one per bucket, in parallel), partition expiry (at the job's
+first commit of a table, then every ``partition.expiration-check-interval``), automatic tags, then
+snapshot expiry.
 
 It runs between micro-batches, so it never races the job's own writers: the next batch's
 writers start after the COMPACT snapshot and read the compacted buckets' sequence numbers.
@@ -18,10 +19,11 @@ from typing import Any
 import structlog
 
 from ingest import logs
-from sinks import auto_tags, compactor, expire
+from sinks import auto_tags, compactor, expire, partitions
 from sinks import paimon_store as store
 from sinks.auto_tags import AutoTagOptions
 from sinks.lsm import CompactionOptions
+from sinks.partition_expiry import PartitionExpiryOptions
 
 log = structlog.get_logger(__name__)
 
@@ -39,17 +41,26 @@ class StreamMaintenance:
         self.data_commits: dict[str, int] = defaultdict(int)
         self.compactions = 0
         self.expired_snapshots = 0
+        self.expired_partitions = 0
+        self._partition_checks: dict[str, float] = {}  # table -> monotonic time of its last check
 
     def after_commit(self, spark: Any, tables: Sequence[str], batch_id: int) -> None:
         """Compact and expire the tables this micro-batch wrote."""
         tasks: list[compactor.BucketTask] = []
         active: dict[str, AutoTagOptions | None] = {}  # table -> its automatic-tag options
+        expiring: list[str] = []  # tables whose partition-expiry check is due
         for table in tables:
             options = store.open_table(self.warehouse, self.catalog_options, table).options.options.to_map()
             opts = CompactionOptions.from_table_options(options)
             if opts.write_only:
                 continue
             active[table] = AutoTagOptions.from_table_options(options)
+            expiry = PartitionExpiryOptions.from_table_options(options)
+            last = self._partition_checks.get(table)
+            if expiry.expiration_ms is not None and (
+                last is None or time.monotonic() - last >= expiry.check_interval_ms / 1000
+            ):
+                expiring.append(table)
             self.data_commits[table] += 1
             every = opts.full_compaction_delta_commits
             full = every is not None and self.data_commits[table] % every == 0
@@ -77,6 +88,11 @@ class StreamMaintenance:
                     manifests_merged=result.manifests_merged,
                     seconds=round(time.monotonic() - started, 3),
                 )
+        for table in expiring:
+            self._partition_checks[table] = time.monotonic()
+            self.expired_partitions += len(
+                partitions.expire_partitions(self.warehouse, self.catalog_options, table).expired
+            )
         for table, tag_options in active.items():
             # Automatic tags first: a tag keeps its snapshot's files through the expiry below.
             if tag_options is not None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from sinks.auto_tags import AutoTagOptions
 from sinks.lsm import CompactionOptions
+from sinks.partition_expiry import PartitionExpiryOptions
 from sinks.retention import RetentionOptions
 
 DEFAULT_PK_OPTIONS = {"changelog-producer": "input"}
@@ -51,6 +52,7 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool) ->
         compaction = CompactionOptions.from_table_options(options)
         RetentionOptions.from_table_options(options)
         AutoTagOptions.from_table_options(options)
+        PartitionExpiryOptions.from_table_options(options)
     except ValueError as exc:
         raise ValueError(f"--table-conf: {exc}") from None
     if (

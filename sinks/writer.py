@@ -81,7 +81,9 @@ def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterat
     catalog = PaimonCatalog({**ctx.catalog_options, "warehouse": ctx.warehouse})
     writers: dict[str, Any] = {}
     rows_written: dict[str, int] = {}
+    busy = 0.0  # seconds spent writing, as opposed to waiting for Spark to hand over chunks
     for batch in batches:
+        batch_started = time.monotonic()
         # Small columns as Python values; the chunk payloads stay Arrow buffers (no copy of the data).
         small = batch.select(["table", "topic", "kafka_partition", "first_offset", "last_offset", "rows"]).to_pydict()
         payloads = batch.column("data")
@@ -107,7 +109,9 @@ def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterat
             where = f"the messages of topic '{topic}', partition {part}, offsets {first}..{last}"
             writer.write_arrow(align(deserialize_batch(data.as_buffer()), layout, where))
             rows_written[table] = rows_written.get(table, 0) + rows
+        busy += time.monotonic() - batch_started
     for table, writer in writers.items():
+        prepare_started = time.monotonic()
         messages = writer.prepare_commit(True, ctx.batch_id)
         writer.close()
         serialized = [m.serialize() for m in messages]
@@ -117,6 +121,8 @@ def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterat
             rows=rows_written[table],
             messages=len(serialized),
             seconds=round(time.monotonic() - started, 3),
+            write_arrow_s=round(busy, 3),
+            prepare_commit_s=round(time.monotonic() - prepare_started, 3),
         )
         yield pa.RecordBatch.from_arrays(
             [pa.array([table] * len(serialized), pa.string()), pa.array(serialized, pa.binary())],

@@ -76,3 +76,37 @@ def test_maintenance_modes_keep_tables_exact(
             # The changelog of expired snapshots is gone with them; the table itself is exact.
             expected = sorted((_typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
             assert read_rust(warehouse, f"ods.{table}") == expected == read_pypaimon(warehouse, f"ods.{table}")
+
+
+def test_partition_expiry_inside_the_job_drops_old_partitions(
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str
+) -> None:
+    import orjson
+
+    kafka.create_topic(topic_name, 1)
+    days = ("2020-01-01", "2020-01-02", "2999-01-01")
+    messages = []
+    for i in range(36):
+        row = {"id": str(i % 12), "dt": days[i % 3], "v": str(i)}
+        kind = "INSERT" if i < 12 else "UPDATE"
+        body = {"type": kind, "data": [row], "old": [{"v": str(i - 12)}] if kind == "UPDATE" else None}
+        body |= {"database": "shop", "table": "events", "isDdl": False, "pkNames": ["id", "dt"], "es": i, "ts": i}
+        body["mysqlType"] = {"id": "int", "dt": "varchar(10)", "v": "varchar(10)"}
+        messages.append((str(i % 12).encode(), orjson.dumps(body)))
+    kafka.produce(topic_name, messages)
+    settings = _settings(
+        warehouse,
+        kafka,
+        topic_name,
+        action="kafka-sync-table",
+        table="events",
+        partition_keys=("dt",),
+        max_offsets_per_trigger=10,
+        table_conf={"partition.expiration-time": "1 d", "partition.expiration-check-interval": "1 ms"},
+    )
+    result = run(settings)
+    assert result.stats.batches >= 3
+    expected = [{"id": i, "dt": "2999-01-01", "v": str(i + 24)} for i in (2, 5, 8, 11)]
+    assert read_rust(warehouse, "ods.events") == expected
+    assert read_pypaimon(warehouse, "ods.events") == expected
+    assert "OVERWRITE" in _kinds(warehouse, "ods.events")
