@@ -36,8 +36,11 @@ class LocalMariaDB:
         port: int | None = None,
         extra_args: Iterable[str] = (),
         time_zone: str = "+00:00",
+        client_ssl: dict[str, Any] | None = None,
     ) -> None:
         self._owned = datadir is None
+        # pymysql's ``ssl`` for this object's own TCP connections (a server that requires TLS)
+        self.client_ssl = client_ssl
         self.datadir = Path(datadir or tempfile.mkdtemp(prefix="lakecdc-mariadb-"))
         self.port = port or free_port()
         self.extra_args = list(extra_args)
@@ -130,6 +133,7 @@ class LocalMariaDB:
             database=database,
             autocommit=True,
             charset="utf8mb4",
+            **({"ssl": self.client_ssl} if self.client_ssl else {}),
             **kwargs,
         )
 

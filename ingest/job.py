@@ -20,6 +20,7 @@ from ingest.kafka_source import KafkaCdcDataSource, KafkaSourceSpec
 from ingest.micro_batch import BatchStats, MicroBatchProcessor
 from ingest.mysql_client import MySqlConnection
 from ingest.mysql_source import MySqlCdcDataSource, MySqlSourceSpec, SnapshotRegistry
+from ingest.mysql_ssl import SslSettings, applied_jdbc_properties
 from ingest.paimon_source import PaimonDataSource
 from ingest.routing import TableRouter
 from ingest.settings import SyncSettings, normalise_interval
@@ -153,6 +154,7 @@ def mysql_source_spec(settings: SyncSettings, state_dir: str) -> MySqlSourceSpec
             port=int(conf.get("port", "3306")),
             username=conf["username"],
             connect_timeout=int(normalise_interval(conf.get("connect.timeout", "30s")).split()[0].split(".")[0]),
+            ssl=SslSettings.from_conf(conf),
         ),
         database_regex=conf["database-name"],
         table_regex=conf["table-name"] if table_sync else settings.including_tables,
@@ -199,7 +201,8 @@ def run(settings: SyncSettings) -> JobResult:
     spark = spark_session(settings)
     parallelism = spark.sparkContext.defaultParallelism
     if settings.action.startswith("mysql"):
-        ignored = sorted(k for k in settings.mysql_conf if k.startswith("jdbc.properties."))
+        applied = {f"jdbc.properties.{k}" for k in applied_jdbc_properties()}
+        ignored = sorted(k for k in settings.mysql_conf if k.startswith("jdbc.properties.") and k not in applied)
         if ignored:
             log.warning("jdbc.properties.* are accepted for compatibility but not applied", keys=ignored)
         registry = SnapshotRegistry(checkpoint)

@@ -13,6 +13,7 @@ from typing import Any
 import structlog
 
 from formats.errors import LakeCdcError
+from ingest.mysql_ssl import SslSettings
 
 log = structlog.get_logger(__name__)
 
@@ -30,7 +31,7 @@ class MySqlConnection:
     username: str
     password: str = field(repr=False, default="")
     connect_timeout: int = 30
-    ssl: dict[str, str] = field(default_factory=dict)
+    ssl: SslSettings = field(default_factory=SslSettings)
 
     def pymysql_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -41,9 +42,8 @@ class MySqlConnection:
             "connect_timeout": self.connect_timeout,
             "charset": "utf8mb4",
             "autocommit": True,
+            **self.ssl.pymysql_kwargs(),
         }
-        if self.ssl:
-            kwargs["ssl"] = dict(self.ssl)
         return kwargs
 
     def replication_settings(self) -> dict[str, Any]:
@@ -54,9 +54,8 @@ class MySqlConnection:
             "passwd": self.password,
             "connect_timeout": self.connect_timeout,
             "charset": "utf8mb4",
+            **self.ssl.pymysql_kwargs(),
         }
-        if self.ssl:
-            settings["ssl"] = dict(self.ssl)
         return settings
 
 
@@ -78,14 +77,22 @@ def connect(conn: MySqlConnection) -> Iterator[Any]:
             break
         except pymysql.err.OperationalError as exc:
             code = exc.args[0] if exc.args else None
+            hint = _tls_hint(exc)
+            if hint is not None:
+                raise MySqlSourceError(
+                    f"cannot connect to MySQL at {conn.hostname}:{conn.port} over TLS (ssl.mode {conn.ssl.mode}): "
+                    f"{exc.args[-1]}. {hint}"
+                ) from None
             if code in _UNREACHABLE and time.monotonic() + wait < deadline:
                 log.warning("MySQL unreachable, retrying", host=conn.hostname, port=conn.port, wait_s=wait)
                 time.sleep(wait)
                 wait = min(wait * 2, 5.0)
                 continue
+            # MariaDB answers a plain connection that require_secure_transport refuses with 1045.
+            tls = " If the server requires TLS, set ssl.mode=required." if conn.ssl.mode == "disabled" else ""
             raise MySqlSourceError(
                 f"cannot connect to MySQL at {conn.hostname}:{conn.port} as '{conn.username}': {exc.args[-1]}. "
-                f"Check --mysql-conf hostname, port, username and password (and connect.timeout)."
+                f"Check --mysql-conf hostname, port, username and password (and connect.timeout).{tls}"
             ) from None
     try:
         # Read TIMESTAMP columns in UTC: they become server-time-zone wall clock in one place
@@ -95,6 +102,24 @@ def connect(conn: MySqlConnection) -> Iterator[Any]:
         yield c
     finally:
         c.close()
+
+
+def _tls_hint(exc: Exception) -> str | None:
+    """What to change when a connection failed because of TLS (never worth retrying)."""
+    text = str(exc.args[-1] if exc.args else exc).lower()
+    if "insecure transport" in text:
+        return "The server requires TLS: set --mysql-conf ssl.mode=required (or verify-ca with ssl.ca)."
+    if "certificate" in text or "ssl" in text or "tls" in text:
+        if "verify failed" in text or "hostname" in text or "ip address mismatch" in text:
+            return (
+                "The server certificate did not verify: give the CA that signed it as ssl.ca, use "
+                "ssl.mode=verify-ca if the certificate does not name this host, or ssl.mode=required to skip "
+                "verification."
+            )
+        if "doesn't support" in text or "not support" in text:
+            return "The server does not offer TLS: enable it there (ssl-cert, ssl-key) or set ssl.mode=preferred."
+        return "Check --mysql-conf ssl.mode, ssl.ca, ssl.cert and ssl.key."
+    return None
 
 
 def query(c: Any, sql: str, args: Any = None) -> list[tuple[Any, ...]]:

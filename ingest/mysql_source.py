@@ -55,6 +55,7 @@ from ingest.mysql_client import (
     quote,
     table_columns,
 )
+from ingest.mysql_ssl import SslSettings
 from ingest.routing import TableRouter
 from sinks.chunks import CHUNK_DDL
 from sinks.local_files import write_atomically
@@ -92,7 +93,9 @@ class MySqlSourceSpec:
     @staticmethod
     def from_json(text: str, password: str = "") -> MySqlSourceSpec:
         d = orjson.loads(text)
-        d["connection"] = MySqlConnection(**d["connection"], password=password)
+        connection = d["connection"]
+        connection["ssl"] = SslSettings(**connection["ssl"])
+        d["connection"] = MySqlConnection(**connection, password=password)
         parse = d.pop("parse")
         parse["router"] = TableRouter(**parse["router"])
         for key in ("primary_keys", "metadata_columns", "computed_columns"):

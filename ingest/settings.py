@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from formats import get_parser
+from ingest.mysql_ssl import SSL_KEYS, SslSettings
 from schema_evolution.computed import parse_computed_columns
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.chunks import METADATA_TYPES
@@ -47,6 +48,7 @@ MYSQL_CONF_KEYS = {
     "scan.incremental.snapshot.chunk.size": "rows per snapshot chunk (default 8096)",
     "scan.startup.timestamp-millis": "start time (epoch milliseconds) for scan.startup.mode=timestamp",
     "connect.timeout": "connection timeout, e.g. 30s",
+    **SSL_KEYS,
 }
 
 
@@ -213,6 +215,7 @@ class SyncSettings(BaseSettings):
         from formats.mysql_values import server_zone
 
         server_zone(conf.get("server-time-zone"))
+        SslSettings.from_conf(conf)
 
     @property
     def mysql_password(self) -> str:
