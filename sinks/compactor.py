@@ -58,14 +58,22 @@ def merge_engine(options: Mapping[str, str]) -> str:
     return str(options.get("merge-engine", "deduplicate")).strip().lower()
 
 
-def merge_rows(data: pa.Table, keys: Sequence[str], sequence_fields: Sequence[str], drop_delete: bool) -> pa.Table:
-    """Deduplicate: the row with the highest (sequence.field, sequence number) per key, sorted by
-    key; retractions removed when ``drop_delete``."""
+def merge_rows(
+    data: pa.Table,
+    keys: Sequence[str],
+    sequence_fields: Sequence[str],
+    drop_delete: bool,
+    sequence_descending: bool = False,
+) -> pa.Table:
+    """Deduplicate: the row with the highest (sequence.field, sequence number) per key — the lowest
+    sequence.field with ``sequence_descending`` — sorted by key; retractions removed when ``drop_delete``."""
     if data.num_rows == 0:
         return data
-    order = [(k, "ascending") for k in keys] + [(f, "ascending") for f in sequence_fields]
+    direction = "descending" if sequence_descending else "ascending"
+    order = [(k, "ascending") for k in keys] + [(f, direction) for f in sequence_fields]
     order.append((store.SEQUENCE, "ascending"))
-    # Java orders null sequence.field values first; keys are never null.
+    # Java orders null sequence.field values first in either sort order (a null never wins);
+    # keys are never null.
     data = data.take(pc.sort_indices(data, sort_keys=order, null_placement="at_start"))
     n = data.num_rows
     last = pa.array([True])
@@ -103,7 +111,9 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
         return store.CompactChange(task.partition, task.bucket, [only], [store.with_level(only, task.output_level)])
     schema = store.keyed_schema(table)
     parts = [store.read_data_file(table, task.partition, task.bucket, f, schema) for f in files]
-    merged = merge_rows(pa.concat_tables(parts), schema.keys, schema.sequence_fields, task.drop_delete)
+    merged = merge_rows(
+        pa.concat_tables(parts), schema.keys, schema.sequence_fields, task.drop_delete, schema.sequence_descending
+    )
     target = CompactionOptions.from_table_options(table.options.options.to_map()).target_file_size
     after: list[Any] = []
     try:

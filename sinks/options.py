@@ -34,12 +34,40 @@ _REFUSED: dict[str, dict[str | None, str]] = {
     "changelog.num-retained.min": {None: "lakecdc expires the changelog with its snapshots"},
     "changelog.num-retained.max": {None: "lakecdc expires the changelog with its snapshots"},
     "changelog.time-retained": {None: "lakecdc expires the changelog with its snapshots"},
+    # Found by writing with each option and reading back (AGENTS.md): accepted, then not honoured.
+    "record-level.expire-time": {None: "lakecdc's compaction does not yet expire records by age"},
+    "record-level.time-field": {None: "lakecdc's compaction does not yet expire records by age"},
+    "sequence.snapshot-ordering": {None: "the readers ignore it: rows would merge by sequence number only"},
+    "rowkind.field": {None: "lakecdc writes each change's row kind itself (+I/-U/+U/-D from the source)"},
+    "primary-key": {None: "the catalog keeps it as a plain option, not as keys: give --primary-keys"},
+    "partition": {None: "the catalog keeps it as a plain option, not as partition keys: give --partition-keys"},
+    "data-file.external-paths": {None: "lakecdc's compaction and expiry handle files in the table directory only"},
 }
+# Read options (time travel, incremental reads): set on a table they break its writer or its reads.
+# Give them to a reader instead (spark.read.format("paimon").option(...), lakecdc query ... VERSION AS OF).
+_READ_OPTIONS = (
+    "scan.snapshot-id",
+    "scan.tag-name",
+    "scan.timestamp",
+    "scan.timestamp-millis",
+    "scan.mode",
+    "scan.watermark",
+    "scan.file-creation-time-millis",
+    "scan.creation-time-millis",
+    "incremental-between",
+    "incremental-between-timestamp",
+    "incremental-between-scan-mode",
+)
 
 
 def validate_table_options(options: Mapping[str, str], has_primary_key: bool) -> None:
     """Raise ``ValueError`` naming the option for anything lakecdc would not honour."""
     for key, value in options.items():
+        if key in _READ_OPTIONS:
+            raise ValueError(
+                f"--table-conf {key} is a read option: give it to a reader (spark.read.format('paimon')"
+                f".option(...), or VERSION AS OF in lakecdc query), not to the table"
+            )
         refused = _REFUSED.get(key)
         if refused is None:
             continue
@@ -50,6 +78,9 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool) ->
         raise ValueError("changelog-producer needs a primary-key table; drop it or give --primary-keys")
     try:
         compaction = CompactionOptions.from_table_options(options)
+        order = str(options.get("sequence.field.sort-order", "ascending")).strip().lower()
+        if order not in ("ascending", "descending"):
+            raise ValueError(f"option sequence.field.sort-order='{order}': expected ascending or descending")
         RetentionOptions.from_table_options(options)
         AutoTagOptions.from_table_options(options)
         PartitionExpiryOptions.from_table_options(options)

@@ -98,6 +98,8 @@ class KeyedSchema:
     types: tuple[pa.DataType, ...]
     keys: tuple[str, ...]  # trimmed primary keys (partition keys left out), in key order
     sequence_fields: tuple[str, ...]
+    # sequence.field.sort-order=descending: the lowest sequence.field value wins
+    sequence_descending: bool = False
 
     @property
     def arrow(self) -> pa.Schema:
@@ -116,6 +118,10 @@ def keyed_schema(table: Any) -> KeyedSchema:
         types=tuple(to_arrow(parse_type(str(f.type))) for f in schema.fields),
         keys=tuple(table.trimmed_primary_keys),
         sequence_fields=tuple(table.options.sequence_field() or ()),
+        sequence_descending=str(table.options.options.to_map().get("sequence.field.sort-order", "ascending"))
+        .strip()
+        .lower()
+        == "descending",
     )
 
 

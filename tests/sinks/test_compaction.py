@@ -227,3 +227,45 @@ def test_partition_filter_and_refusals(wh: str) -> None:
     _assert_reads(wh, "db.t", [{"id": 1, "v": "x1", "p": "a"}, {"id": 2, "v": "x1", "p": "b"}])
     with pytest.raises(ValueError, match="every partition key"):
         compactor.plan(wh, {}, "db.t", full=True, partitions=[{"q": "a"}])
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [
+        ("ascending", {1: "a", 2: "d", 3: "y", 4: "q"}),
+        # the lowest sequence.field value wins; a NULL still loses
+        ("descending", {1: "b", 2: "c", 3: "y", 4: "q"}),
+    ],
+)
+def test_sequence_field_decides_as_before_compaction(wh: str, order: str, expected: dict[int, str]) -> None:
+    from pypaimon_rust.datafusion import PaimonCatalog
+
+    Catalog(wh).create_table(
+        "db.t",
+        [("id", int_()), ("v", varchar(20)), ("ts", bigint())],
+        ["id"],
+        [],
+        {"changelog-producer": "input", "bucket": "1", "sequence.field": "ts", "sequence.field.sort-order": order},
+    )
+    commits = [
+        [(1, "a", 10), (2, "c", 5), (3, "x", None), (4, "p", 7)],
+        [(1, "b", 5), (2, "d", 10), (3, "y", 1), (4, "q", 7)],  # equal ts: the later write wins
+    ]
+    for batch, rows in enumerate(commits):
+        builder = PaimonCatalog({"warehouse": wh}).get_table("db.t").new_stream_write_builder()
+        write = builder.with_commit_user(USER).new_write()
+        columns = list(zip(*rows, strict=True))
+        arrays = [pa.array(columns[0], pa.int32()), pa.array(columns[1]), pa.array(columns[2], pa.int64())]
+        arrays.append(pa.array([INSERT] * len(rows), pa.int8()))
+        write.write_arrow(pa.RecordBatch.from_arrays(arrays, names=["id", "v", "ts", "_VALUE_KIND"]))
+        assert builder.new_commit().filter_and_commit({batch: write.prepare_commit(True, batch)}) == 1
+
+    def values() -> dict[int, str]:
+        rows = read_rust(wh, "db.t")
+        assert [(r["id"], r["v"]) for r in rows] == [(r["id"], r["v"]) for r in read_pypaimon(wh, "db.t")]
+        return {r["id"]: r["v"] for r in rows}
+
+    assert values() == expected  # the readers merge by sequence.field
+    assert compactor.compact(wh, {}, "db.t", COMPACTOR, 2**63 - 1, full=True).committed
+    assert len(next(iter(_files(wh, "db.t").values()))) == 1
+    assert values() == expected  # and the compacted file keeps the same winners
