@@ -11,17 +11,23 @@ import threading
 from pathlib import Path
 
 
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
+def _stats() -> dict[int, list[str]]:
+    """Every process's /proc/<pid>/stat fields after the command name (ppid first)."""
+    out: dict[int, list[str]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            out[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1:]
         except OSError:
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        tree.setdefault(ppid, []).append(int(entry.name))
+    return out
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for pid, fields in _stats().items():
+        tree.setdefault(int(fields[0]), []).append(pid)
     return tree
 
 
@@ -88,20 +94,15 @@ class ExecutorCpu:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            parents: dict[int, int] = {}
-            cpu: dict[int, float] = {}
+            stats = _stats()
+            parents = {pid: int(f[0]) for pid, f in stats.items()}
+            cpu = {pid: (int(f[10]) + int(f[11])) / self._tick for pid, f in stats.items()}
             cmd: dict[int, str] = {}
-            for entry in Path("/proc").iterdir():
-                if not entry.name.isdigit():
-                    continue
+            for pid in stats:
                 try:
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                    cmd[int(entry.name)] = (entry / "cmdline").read_bytes()[:4096].decode(errors="replace")
+                    cmd[pid] = Path(f"/proc/{pid}/cmdline").read_bytes()[:4096].decode(errors="replace")
                 except OSError:
                     continue
-                pid = int(entry.name)
-                parents[pid] = int(fields[1])
-                cpu[pid] = (int(fields[11]) + int(fields[12])) / self._tick
             for pid, seconds in cpu.items():
                 if "python" not in cmd.get(pid, ""):
                     continue

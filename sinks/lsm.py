@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sinks.option_values import parse_quantity
+from sinks.option_values import parse_quantity, whole_number
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
 
@@ -19,16 +19,6 @@ _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 2
 def parse_memory_size(text: str, option: str) -> int:
     """Paimon's MemorySize text ("128 mb", "64kb", "1048576") as bytes."""
     return parse_quantity(text, _UNITS, option, "size", "'128 mb' or '64kb'")
-
-
-def _int_option(options: Mapping[str, str], key: str, default: int | None) -> int | None:
-    text = options.get(key)
-    if text is None:
-        return default
-    try:
-        return int(str(text).strip())
-    except ValueError:
-        raise ValueError(f"table option {key}='{text}' is not a whole number") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,17 +40,17 @@ class CompactionOptions:
 
     @classmethod
     def from_table_options(cls, options: Mapping[str, str]) -> CompactionOptions:
-        trigger = _int_option(options, "num-sorted-run.compaction-trigger", 5)
+        trigger = whole_number(options, "num-sorted-run.compaction-trigger", 5)
         assert trigger is not None
         if trigger < 1:
             raise ValueError("table option num-sorted-run.compaction-trigger must be at least 1")
-        stop = _int_option(options, "num-sorted-run.stop-trigger", None)
-        levels = _int_option(options, "num-levels", None)
-        delta = _int_option(options, "full-compaction.delta-commits", None)
+        stop = whole_number(options, "num-sorted-run.stop-trigger", None)
+        levels = whole_number(options, "num-levels", None)
+        delta = whole_number(options, "full-compaction.delta-commits", None)
         if delta is not None and delta < 1:
             raise ValueError("table option full-compaction.delta-commits must be at least 1")
-        amp = _int_option(options, "compaction.max-size-amplification-percent", 200)
-        ratio = _int_option(options, "compaction.size-ratio", 1)
+        amp = whole_number(options, "compaction.max-size-amplification-percent", 200)
+        ratio = whole_number(options, "compaction.size-ratio", 1)
         assert amp is not None and ratio is not None
         size = options.get("target-file-size")
         return cls(

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from sinks.option_values import whole_number
 from sinks.retention import parse_duration_ms
 
 STRATEGIES = ("values-time", "update-time")
@@ -53,22 +54,9 @@ class PartitionExpiryOptions:
             strategy=strategy,
             pattern=options.get("partition.timestamp-pattern"),
             formatter=None if formatter is None else java_to_strptime(formatter),
-            max_num=_positive(options, "partition.expiration-max-num", 100) or 100,
-            batch_size=_positive(options, "partition.expiration-batch-size", None),
+            max_num=whole_number(options, "partition.expiration-max-num", 100, minimum=1),
+            batch_size=whole_number(options, "partition.expiration-batch-size", None, minimum=1),
         )
-
-
-def _positive(options: Mapping[str, str], key: str, default: int | None) -> int | None:
-    text = options.get(key)
-    if text is None:
-        return default
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise ValueError(f"option {key}='{text}' is not a whole number") from None
-    if value < 1:
-        raise ValueError(f"option {key} must be at least 1, got {value}")
-    return value
 
 
 def java_to_strptime(pattern: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sinks.option_values import parse_quantity
+from sinks.option_values import parse_quantity, whole_number
 
 _DURATION_UNITS_MS = {
     "ms": 1,
@@ -54,16 +54,7 @@ class RetentionOptions:
     @classmethod
     def from_table_options(cls, options: Mapping[str, str]) -> RetentionOptions:
         def whole(key: str, default: int) -> int:
-            text = options.get(key)
-            if text is None:
-                return default
-            try:
-                value = int(str(text).strip())
-            except ValueError:
-                raise ValueError(f"option {key}='{text}' is not a whole number") from None
-            if value < 1:
-                raise ValueError(f"option {key} must be at least 1, got {value}")
-            return value
+            return whole_number(options, key, default, minimum=1)
 
         time_text = options.get("snapshot.time-retained")
         out = cls(
