@@ -17,9 +17,7 @@ from pydantic import ValidationError
 from ingest import maintenance_cli
 
 SYNC_ACTIONS = ("kafka-sync-table", "kafka-sync-database", "mysql-sync-table", "mysql-sync-database")
-PLANNED_ACTIONS = {
-    "rescale": "table maintenance",
-}
+PLANNED_ACTIONS: dict[str, str] = {}
 
 
 def _opt(parser: argparse.ArgumentParser, name: str, **kw: Any) -> None:

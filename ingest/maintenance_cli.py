@@ -26,6 +26,7 @@ ACTIONS = (
     "remove-orphan-files",
     "drop-partition",
     "expire-partitions",
+    "rescale",
 )
 
 # Paimon's batch commits use Long.MAX_VALUE as identifier (BatchWriteBuilder.COMMIT_IDENTIFIER); a
@@ -71,6 +72,10 @@ def add_parsers(sub: Any, opt: Callable[..., None]) -> None:
     opt(p, "timestamp-pattern", default=None, help="how partition values make the time, e.g. '$dt $hour:00:00'")
     opt(p, "expire-strategy", default=None, choices=["values-time", "update-time"], help="values-time (default)")
     opt(p, "max-expires", type=int, default=None, help="drop at most this many partitions (default 100)")
+    p = sub.add_parser("rescale", help="rewrite a fixed-bucket table or partition into a new bucket count")
+    common(p)
+    opt(p, "bucket-num", type=int, required=True, help="the new number of buckets")
+    opt(p, "partition", action="append", default=None, help="only this partition, k=v[,k2=v2]")
     p = sub.add_parser("remove-orphan-files", help="delete files no snapshot or tag refers to (older than a day)")
     common(p)
     opt(p, "older-than", default=None, help="only files older than this local time (default: one day ago)")
@@ -156,6 +161,28 @@ def _drop_partition(args: argparse.Namespace, catalog_conf: dict[str, str]) -> i
     values = [partition_values(table, spec) for spec in _partitions(args.partition)]
     drop_partitions(table, values)
     print(f"lakecdc: {args.database}.{args.table}: dropped {len(values)} partition(s)")
+    return 0
+
+
+def _rescale(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
+    from sinks import paimon_store as store
+    from sinks.compactor import partition_values
+    from sinks.rescale import rescale
+
+    identifier = f"{args.database}.{args.table}"
+    partition = None
+    if args.partition:
+        specs = _partitions(args.partition)
+        if len(specs) != 1:
+            raise ValueError("rescale takes one --partition at a time")
+        table = store.open_table(args.warehouse, catalog_conf, identifier)
+        values = partition_values(table, specs[0])
+        partition = dict(zip([f.name for f in table.partition_keys_fields], values, strict=True))
+    report = rescale(args.warehouse, catalog_conf, identifier, args.bucket_num, partition)
+    print(
+        f"lakecdc: {identifier}: {report.rows} rows rewritten from {report.old_buckets} into "
+        f"{report.new_buckets} buckets (snapshot {report.snapshot}). Restart the job that writes this table."
+    )
     return 0
 
 
@@ -265,4 +292,5 @@ _ACTIONS: dict[str, Callable[[argparse.Namespace, dict[str, str]], int]] = {
     "remove-orphan-files": _orphans,
     "drop-partition": _drop_partition,
     "expire-partitions": _expire_partitions,
+    "rescale": _rescale,
 }

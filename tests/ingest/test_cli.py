@@ -158,11 +158,6 @@ def test_value_format_that_is_planned_is_refused(capsys: pytest.CaptureFixture[s
     assert "value.format 'debezium-avro' is not yet supported" in capsys.readouterr().err
 
 
-def test_planned_actions_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["rescale", "--warehouse", "/w", "--bucket-num", "4"]) == 2
-    assert "'rescale' is not yet supported" in capsys.readouterr().err
-
-
 def test_table_sync_partition_keys_must_be_primary_keys(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["kafka_sync_table", "--warehouse", "/w", "--database", "d", "--table", "t", *KAFKA]
     argv += ["--primary_keys", "id", "--partition_keys", "dt"]
