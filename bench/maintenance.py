@@ -7,7 +7,9 @@ updates over 20k keys, 2 buckets) goes into one table per mode:
 
 - none: no maintenance (what a table got before lakecdc compacted);
 - mor: Paimon's default universal compaction after each commit, plus snapshot expiry;
-- cow: ``full-compaction.delta-commits=1`` (one file per bucket after every commit), plus expiry.
+- cow: ``full-compaction.delta-commits=1`` (one file per bucket after every commit), plus expiry;
+- mow: ``deletion-vectors.enabled=true`` (readers skip level 0; lakecdc compacts touched buckets
+  fully after every commit instead of writing deletion vectors), plus expiry.
 
 Reported per mode: the time to read the whole table and to commit, at the end; the maintenance
 time per commit; files and manifests the table reads; bytes on disk. Results go to
@@ -38,6 +40,7 @@ MODES: dict[str, dict[str, str]] = {
     "none": {"write-only": "true"},
     "mor": {"snapshot.time-retained": "10 s"},
     "cow": {"full-compaction.delta-commits": "1", "snapshot.time-retained": "10 s"},
+    "mow": {"deletion-vectors.enabled": "true", "snapshot.time-retained": "10 s"},
 }
 
 

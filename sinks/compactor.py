@@ -125,6 +125,10 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
     return store.CompactChange(task.partition, task.bucket, files, after)
 
 
+def deletion_vectors(options: Mapping[str, str]) -> bool:
+    return str(options.get("deletion-vectors.enabled", "false")).strip().lower() == "true"
+
+
 def plan(
     warehouse: str,
     catalog_options: Mapping[str, str],
@@ -133,9 +137,15 @@ def plan(
     full: bool,
     partitions: Sequence[Mapping[str, str]] = (),
 ) -> list[BucketTask]:
-    """One task per bucket that needs compaction (universal rules, or everything when ``full``)."""
+    """One task per bucket that needs compaction (universal rules, or everything when ``full``).
+
+    Tables with ``deletion-vectors.enabled=true`` (MOW) always compact fully: their readers skip
+    level 0 and read the other levels without merging, so every bucket must be one sorted run
+    above level 0 — lakecdc writes no deletion vectors, so a partial compaction would show a key
+    twice."""
     table = store.open_table(warehouse, catalog_options, identifier)
     options = table.options.options.to_map()
+    full = full or deletion_vectors(options)
     engine = merge_engine(options)
     if not table.is_primary_key_table:
         raise ValueError(f"table {identifier} has no primary key; lakecdc compacts primary-key tables only")

@@ -24,10 +24,6 @@ _REFUSED: dict[str, dict[str | None, str]] = {
         "partial-update": "partial-update is not yet supported by lakecdc's writer",
         "aggregation": "aggregation is not yet supported by lakecdc's writer",
     },
-    "deletion-vectors.enabled": {
-        "true": "lakecdc does not yet write deletion vectors (data would stay invisible); use the default MOR "
-        "mode, or full-compaction.delta-commits=1 for one file per bucket after every commit",
-    },
     "bucket": {"-2": "postpone buckets (-2) are invisible until rescaled; use a fixed bucket count or -1"},
     "file.format": {"orc": "the Rust writer cannot write ORC here; use parquet (the default) or avro"},
     # Expiry deletes a snapshot's changelog with it; keeping changelog longer is not built yet.

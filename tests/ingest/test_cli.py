@@ -122,7 +122,6 @@ def test_dash_spelling_and_spark_side_options() -> None:
         (["--table_conf", "changelog-producer=lookup"], "changelog-producer=lookup is not supported"),
         (["--table_conf", "merge-engine=first-row"], "merge-engine=first-row is not supported"),
         (["--table_conf", "bucket=-2"], "bucket=-2 is not supported"),
-        (["--table_conf", "deletion-vectors.enabled=true"], "does not yet write deletion vectors"),
         (["--table_conf", "file.format=avro"], "lakecdc compacts Parquet files only"),
         (["--table_conf", "changelog.time-retained=1d"], "expires the changelog with its snapshots"),
         (["--table_conf", "num-sorted-run.compaction-trigger=many"], "compaction-trigger='many' is not a whole"),

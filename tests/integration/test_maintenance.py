@@ -1,6 +1,7 @@
 """Maintenance inside a sync job: compaction after commits (MOR by trigger, COW with
-full-compaction.delta-commits=1, none with write-only) and snapshot expiry, checked by outcomes:
-exact tables and changelog through both readers, files per bucket, snapshot kinds."""
+full-compaction.delta-commits=1, MOW with deletion vectors enabled, none with write-only) and
+snapshot expiry, checked by outcomes: exact tables and changelog through both readers, files per
+bucket, snapshot kinds."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ def _kinds(warehouse: str, table: str) -> list[str]:
     [
         ("mor", {"num-sorted-run.compaction-trigger": "2", "bucket": "2"}),
         ("cow", {"full-compaction.delta-commits": "1", "bucket": "2"}),
+        # MOW: readers skip level 0, so every commit's buckets are compacted fully right after it
+        ("mow", {"deletion-vectors.enabled": "true", "bucket": "2"}),
         ("write-only", {"write-only": "true", "bucket": "2"}),
         (
             "expiry",
@@ -54,7 +57,7 @@ def test_maintenance_modes_keep_tables_exact(
         if mode == "write-only":
             assert "COMPACT" not in kinds
             assert max(len(m) for m in files.values()) >= 6  # level-0 files pile up
-        elif mode == "cow":
+        elif mode in ("cow", "mow"):
             # One file per bucket at the top level after every commit: each data snapshot is
             # followed by its compaction.
             assert all(len(m) == 1 and m[0].level == 5 for m in files.values())

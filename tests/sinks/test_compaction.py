@@ -269,3 +269,19 @@ def test_sequence_field_decides_as_before_compaction(wh: str, order: str, expect
     assert compactor.compact(wh, {}, "db.t", COMPACTOR, 2**63 - 1, full=True).committed
     assert len(next(iter(_files(wh, "db.t").values()))) == 1
     assert values() == expected  # and the compacted file keeps the same winners
+
+
+def test_mow_tables_show_each_commit_once_compacted_fully(wh: str) -> None:
+    # deletion-vectors.enabled: readers skip level 0 and do not merge the other levels, so a commit
+    # shows after its compaction, which must always be full (a minor request is made full).
+    _create(wh, {"bucket": "2", "deletion-vectors.enabled": "true"})
+    rng, ref = random.Random(3), Reference()
+    shown: list[dict[str, Any]] = []
+    for batch in range(6):
+        _commit(wh, "db.t", batch, ref.changes(rng, 25, 40))
+        _assert_reads(wh, "db.t", shown)  # the commit is not visible before its compaction
+        assert compactor.compact(wh, {}, "db.t", USER, batch, full=False).committed
+        shown = ref.expected()
+        _assert_reads(wh, "db.t", shown)
+        for metas in _files(wh, "db.t").values():
+            assert {m.level for m in metas} == {5}
