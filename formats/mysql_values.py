@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -122,6 +123,10 @@ def normalize(value: Any, column_type: str, zone: dt.tzinfo, timestamps_in_utc: 
     if isinstance(value, bytes | bytearray):
         if base in ("CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "JSON", "ENUM", "SET"):
             return bytes(value).decode("utf-8")
+        if base == "BINARY":
+            # The binlog drops a BINARY(n) value's trailing 0x00 bytes; the column holds all n
+            # (a SELECT returns them, and Debezium pads them back).
+            return bytes(value).ljust(_bits(column_type), b"\x00")
         return bytes(value)
     return value
 
@@ -143,9 +148,88 @@ def _set_members(column_type: str) -> list[str]:
 
 
 def normalize_row(
-    row: Mapping[str, Any], types: Mapping[str, str], zone: dt.tzinfo, timestamps_in_utc: bool
+    row: Mapping[str, Any],
+    types: Mapping[str, str],
+    zone: dt.tzinfo,
+    timestamps_in_utc: bool,
+    to_string: bool = False,
 ) -> dict[str, Any]:
+    """``normalize`` for each column; ``to_string`` (``--type-mapping to-string``): then ``as_text``."""
+    if to_string:
+        return {
+            name: as_text(normalize(v, types.get(name, "TEXT"), zone, timestamps_in_utc), types.get(name, "TEXT"))
+            for name, v in row.items()
+        }
     return {name: normalize(v, types.get(name, "TEXT"), zone, timestamps_in_utc) for name, v in row.items()}
+
+
+_BINARIES = frozenset({"BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB"})
+_DECIMALS = frozenset({"DECIMAL", "NUMERIC", "FIXED", "DEC"})
+_DATETIME_TEXT = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?$")
+_TIME_TEXT = re.compile(r"^(-)?(\d+):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$")
+
+
+def as_text(value: Any, column_type: str) -> Any:
+    """A ``normalize``d value as Paimon's MySQL action writes it into a STRING column under
+    ``--type-mapping to-string``: the text of Debezium's value (``DebeziumSchemaUtils.transformRawValue``),
+    which for some types is not canal's text. BIT(1) is ``true``/``false`` and BIT(n) its bits
+    (8 per byte); decimals lose trailing zeros (in plain notation); DATETIME(0-3) has 3 fractional digits,
+    DATETIME(4-6) and TIMESTAMP 6; TIME is Java's ``LocalTime`` text (``10:13``, ``10:13:23.500``);
+    binary columns are their bytes read as UTF-8. Spatial values stay WKB (made GeoJSON later),
+    ENUM, SET, JSON, numbers and text are canal's text already.
+    """
+    if value is None:
+        return None
+    base = _base(column_type)
+    if base == "BIT":
+        if isinstance(value, bytes | bytearray):
+            return "".join(f"{b:08b}" for b in value)
+        return "true" if value == "1" else "false"
+    if base in _DECIMALS and isinstance(value, str) and "." in value:
+        # Jackson reads Debezium's numeric decimals with trailing zeros stripped.
+        return value.rstrip("0").rstrip(".")
+    if base in ("DATETIME", "TIMESTAMP") and isinstance(value, str):
+        m = _DATETIME_TEXT.match(value)
+        if m is None or value.startswith("0000-00-00"):
+            return value  # a zero date (Debezium: NULL or the epoch) is kept as MySQL's text
+        digits = 6 if base == "TIMESTAMP" or _precision_of(column_type) > 3 else 3
+        return f"{m.group(1)}.{(m.group(2) or '').ljust(digits, '0')[:digits]}"
+    if base == "TIME" and isinstance(value, str):
+        return _local_time_text(value)
+    if base in _BINARIES and isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", errors="replace")
+    return value
+
+
+def _precision_of(column_type: str) -> int:
+    """The fractional-second precision of ``datetime(3)`` (0 without brackets)."""
+    if "(" not in column_type:
+        return 0
+    try:
+        return int(column_type.split("(", 1)[1].split(")", 1)[0])
+    except ValueError:
+        return 0
+
+
+def _local_time_text(text: str) -> str:
+    """Debezium's MicroTime read back through ``Instant.atZone(UTC).toLocalTime().toString()``:
+    the time of day (wrapping outside 00:00..24:00), seconds only when not zero, the fraction in
+    3 or 6 digits."""
+    m = _TIME_TEXT.match(text.strip())
+    if m is None:
+        return text
+    sign, h, mi, s, frac = m.groups()
+    micros = ((int(h) * 60 + int(mi)) * 60 + int(s)) * 1_000_000 + int((frac or "0").ljust(6, "0")[:6])
+    micros = (-micros if sign else micros) % 86_400_000_000
+    seconds, us = divmod(micros, 1_000_000)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    out = f"{hours:02d}:{minutes:02d}"
+    if secs or us:
+        out += f":{secs:02d}"
+    if us:
+        out += f".{us // 1000:03d}" if us % 1000 == 0 else f".{us:06d}"
+    return out
 
 
 def source_schema(columns: Sequence[tuple[str, str]], primary_keys: Sequence[str]) -> SourceSchema:

@@ -57,6 +57,7 @@ from ingest.mysql_client import (
 )
 from ingest.mysql_ssl import SslSettings
 from ingest.routing import TableRouter
+from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 from sinks.chunks import CHUNK_DDL
 from sinks.local_files import write_atomically
 
@@ -341,9 +342,15 @@ def _assembler(spec: MySqlSourceSpec, partition: int) -> ChunkAssembler:
     return ChunkAssembler(spec.parse, TOPIC, partition)
 
 
+def _to_string(spec: MySqlSourceSpec) -> bool:
+    """``--type-mapping to-string``: values become the text Paimon's MySQL action writes."""
+    return TypeMappingMode.TO_STRING in parse_type_mapping(spec.parse.type_mapping)
+
+
 def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.RecordBatch]:
     chunk = part.chunk
     zone = mysql_values.server_zone(spec.server_time_zone)
+    to_string = _to_string(spec)
     name = f"{chunk.database}.{chunk.table}"
     with connect(spec.connection) as c:
         tables = _Tables(spec, c)
@@ -396,7 +403,7 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
             schema,
             None,
             # Snapshot rows come from a UTC session: TIMESTAMPs are UTC, made server-zone here.
-            mysql_values.normalize_row(row, types, zone, True),
+            mysql_values.normalize_row(row, types, zone, True, to_string),
             0,  # op_ts of snapshot rows is 0, as in Paimon
         )
         for row in rows.values()
@@ -516,6 +523,7 @@ _DDL_TABLE = re.compile(
 
 def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.RecordBatch]:
     zone = mysql_values.server_zone(spec.server_time_zone)
+    to_string = _to_string(spec)
     assembler = _assembler(spec, 1 << 20)
     counted = 0
     skipped: set[str] = set()
@@ -582,8 +590,8 @@ def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.Rec
                 database,
                 table,
                 schema,
-                None if before is None else mysql_values.normalize_row(before, types, zone, True),
-                None if after is None else mysql_values.normalize_row(after, types, zone, True),
+                None if before is None else mysql_values.normalize_row(before, types, zone, True, to_string),
+                None if after is None else mysql_values.normalize_row(after, types, zone, True, to_string),
                 ts,
             )
             assembler.add_events([event], SourcePosition(TOPIC, 1 << 20, binlog_offset(position)), ts)

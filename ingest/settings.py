@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from formats import get_parser
 from ingest.mysql_ssl import SSL_KEYS, SslSettings
 from schema_evolution.computed import parse_computed_columns
-from schema_evolution.type_mapping import parse_type_mapping
+from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 from sinks.chunks import METADATA_TYPES
 from sinks.options import validate_table_options
 
@@ -178,6 +178,16 @@ class SyncSettings(BaseSettings):
             if key not in MYSQL_CONF_KEYS and not key.startswith("jdbc.properties."):
                 known = ", ".join(sorted(MYSQL_CONF_KEYS))
                 raise ValueError(f"--mysql-conf {key} is not supported; supported: jdbc.properties.*, {known}")
+        if (
+            TypeMappingMode.TINYINT1_NOT_BOOL in parse_type_mapping(self.type_mapping)
+            and conf.get("jdbc.properties.tinyInt1isBit", "").strip().lower() == "true"
+        ):
+            # Paimon's message (MySqlActionUtils): the mode is Connector/J's tinyInt1isBit=false.
+            raise ValueError(
+                "Type mapping option 'tinyint1-not-bool' conflicts with jdbc properties "
+                "'jdbc.properties.tinyInt1isBit=true'. Option 'tinyint1-not-bool' is equal to "
+                "'jdbc.properties.tinyInt1isBit=false'."
+            )
         for key in ("hostname", "username", "database-name"):
             if not conf.get(key):
                 raise ValueError(f"--mysql-conf {key}=... is required")

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from formats.mysql_values import UTC, normalize, normalize_row, server_zone
+from formats.mysql_values import UTC, as_text, normalize, normalize_row, server_zone
 
 SHANGHAI = server_zone("Asia/Shanghai")
 
@@ -31,6 +31,9 @@ SAME_ROW = [
     ("bit(3)", b"\x05", "101", b"\x05"),
     ("bit(1)", b"\x01", "1", "1"),
     ("varbinary(8)", b"\x00\xff", b"\x00\xff", b"\x00\xff"),
+    # the binlog drops BINARY(n)'s trailing zero bytes (not VARBINARY's)
+    ("binary(4)", b"ab\x00\x00", b"ab", b"ab\x00\x00"),
+    ("varbinary(4)", b"ab\x00", b"ab\x00", b"ab\x00"),
     ("date", dt.date(2024, 2, 29), dt.date(2024, 2, 29), "2024-02-29"),
     ("double", -0.25, -0.25, "-0.25"),
 ]  # fmt: skip
@@ -73,3 +76,55 @@ def test_decimals_beyond_paimons_precision_lose_trailing_zeros_only() -> None:
     assert normalize(big, "decimal(40,3)", UTC, True) == "123456789876543212345678987654321.11"
     assert normalize(Decimal("100.000"), "decimal(40,3)", UTC, True) == "100"
     assert normalize(Decimal("12345.110"), "decimal(8,3)", UTC, True) == "12345.110"
+
+
+# --type-mapping to-string: column type, pymysql's value, mysql-replication's value, the text Paimon's
+# MySQL action writes (MySqlCdcTypeMappingITCase.testReadAllTypes, and Debezium's types behind it)
+TO_STRING_ROW = [
+    ("bit(1)", b"\x01", "1", "true"),
+    ("bit(1)", b"\x00", "0", "false"),
+    ("bit(64)", b"\x00\x00\x00\x00\x00\x00\x07\xc7", "11111000111", "0" * 53 + "11111000111"),
+    ("bit(10)", b"\x02\x01", "1000000001", "0000001000000001"),
+    ("tinyint(1)", 1, 1, "1"),
+    ("decimal(8,3)", Decimal("12345.110"), Decimal("12345.110"), "12345.11"),
+    ("decimal(8,0)", Decimal("11111"), Decimal("11111"), "11111"),
+    ("decimal(38,10)", Decimal("2222222222222222300000001111.1234567890"),
+     Decimal("2222222222222222300000001111.1234567890"), "2222222222222222300000001111.123456789"),
+    ("decimal(40,3)", Decimal("123456789876543212345678987654321.110"),
+     Decimal("123456789876543212345678987654321.110"), "123456789876543212345678987654321.11"),
+    ("datetime", dt.datetime(2023, 3, 23, 14, 30, 5), dt.datetime(2023, 3, 23, 14, 30, 5), "2023-03-23 14:30:05.000"),
+    ("datetime(2)", dt.datetime(2023, 3, 24, 14, 30, 5, 120000), dt.datetime(2023, 3, 24, 14, 30, 5, 120000),
+     "2023-03-24 14:30:05.120"),
+    ("datetime(6)", dt.datetime(2023, 3, 23, 14, 30, 5, 123456), dt.datetime(2023, 3, 23, 14, 30, 5, 123456),
+     "2023-03-23 14:30:05.123456"),
+    # TIMESTAMP: the server zone's wall clock, always 6 digits
+    ("timestamp", dt.datetime(2023, 3, 23, 7, 10), dt.datetime(2023, 3, 23, 7, 10), "2023-03-23 15:10:00.000000"),
+    ("time", dt.timedelta(hours=10, minutes=13, seconds=23), dt.timedelta(hours=10, minutes=13, seconds=23),
+     "10:13:23"),
+    # Java's LocalTime text: no zero seconds, 3/6-digit fractions, wrapped into one day
+    ("time", dt.timedelta(hours=10, minutes=13), dt.timedelta(hours=10, minutes=13), "10:13"),
+    ("time(3)", dt.timedelta(hours=1, microseconds=500000), dt.timedelta(hours=1, microseconds=500000),
+     "01:00:00.500"),
+    ("time(6)", dt.timedelta(seconds=1, microseconds=5), dt.timedelta(seconds=1, microseconds=5), "00:00:01.000005"),
+    ("time", dt.timedelta(hours=25), dt.timedelta(hours=25), "01:00"),
+    ("time", dt.timedelta(seconds=-1), dt.timedelta(seconds=-1), "23:59:59"),
+    ("binary(10)", b"bytes\x00\x00\x00\x00\x00", b"bytes\x00\x00\x00\x00\x00", "bytes\x00\x00\x00\x00\x00"),
+    ("longblob", b"\xff", b"\xff", "\ufffd"),
+    ("json", '{"a":"b"}', '{"a":"b"}', '{"a":"b"}'),
+    ("set('a','b','c','d')", "a,b", {"b", "a"}, "a,b"),
+    ("enum('value1','value2')", "value1", "value1", "value1"),
+    ("year(4)", 2023, 2023, "2023"),
+    ("point", b"\x00\x00\x00\x00\x01", b"\x00\x00\x00\x00\x01", b"\x00\x00\x00\x00\x01"),  # GeoJSON later
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("column_type", "selected", "binlog", "text"), TO_STRING_ROW)
+def test_to_string_values_are_paimons_text(column_type: str, selected: object, binlog: object, text: object) -> None:
+    assert as_text(normalize(selected, column_type, SHANGHAI, True), column_type) == text
+    assert as_text(normalize(binlog, column_type, SHANGHAI, True), column_type) == text
+    assert normalize_row({"c": selected}, {"c": column_type}, SHANGHAI, True, to_string=True) == {"c": text}
+    assert as_text(None, column_type) is None
+
+
+def test_to_string_keeps_zero_dates_as_mysqls_text() -> None:
+    assert as_text("0000-00-00 00:00:00", "datetime(3)") == "0000-00-00 00:00:00"

@@ -30,6 +30,19 @@ CONF = ["--mysql_conf", "hostname=127.0.0.1", "--mysql_conf", "username=u", "--m
         (["--mysql_conf", "table-name=t", "--mysql_conf", "server-time-zone=Nowhere/City"], "Nowhere/City"),
         (["--mysql_conf", "table-name=t", "--mysql_conf", "colour=blue"], "--mysql-conf colour is not supported"),
         (["--mysql_conf", "table-name=t", "--mysql_conf", "scan.startup.mode=specific-offset"], "needs scan.startup"),
+        (
+            [
+                "--mysql_conf",
+                "table-name=t",
+                "--mysql_conf",
+                "jdbc.properties.tinyInt1isBit=true",
+                "--type_mapping",
+                "tinyint1-not-bool",
+            ],
+            "Type mapping option 'tinyint1-not-bool' conflicts with jdbc properties "
+            "'jdbc.properties.tinyInt1isBit=true'. Option 'tinyint1-not-bool' is equal to "
+            "'jdbc.properties.tinyInt1isBit=false'.",
+        ),
     ],
 )
 def test_refused_before_start(extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -52,3 +65,17 @@ def test_registry_never_replaces_the_watermark_of_committed_rows(tmp_path: Path)
     # A replay of a committed batch: Paimon holds the first attempt's rows, as of the recorded HW.
     registry.record(0, [mark(200)], committed=lambda table: table == "ods.t")
     assert registry.by_table() == {"d.t": [(None, 10, "b.1", 150)]}
+
+
+@pytest.mark.parametrize("value", ["false", None])
+def test_tinyint1_not_bool_agrees_with_tinyint1isbit_false(value: str | None) -> None:
+    from ingest.settings import SyncSettings
+
+    conf = {"hostname": "h", "username": "u", "database-name": "db"}
+    if value is not None:
+        conf["jdbc.properties.tinyInt1isBit"] = value
+    settings = SyncSettings(
+        action="mysql-sync-database", warehouse="/tmp/wh", database="ods", mysql_conf=conf,
+        type_mapping="tinyint1-not-bool",
+    )  # fmt: skip
+    assert settings.type_mapping == "tinyint1-not-bool"
