@@ -48,6 +48,8 @@ MYSQL_CONF_KEYS = {
     "scan.incremental.snapshot.chunk.size": "rows per snapshot chunk (default 8096)",
     "scan.startup.timestamp-millis": "start time (epoch milliseconds) for scan.startup.mode=timestamp",
     "connect.timeout": "connection timeout, e.g. 30s",
+    "heartbeat.interval": "accepted (e.g. 30s): every micro-batch moves the binlog offset to the server's "
+    "current position, which is what Flink CDC's heartbeats do for idle tables",
     **SSL_KEYS,
 }
 
@@ -226,6 +228,12 @@ class SyncSettings(BaseSettings):
 
         server_zone(conf.get("server-time-zone"))
         SslSettings.from_conf(conf)
+        for key in ("connect.timeout", "heartbeat.interval"):
+            if key in conf:
+                try:
+                    normalise_interval(conf[key])
+                except ValueError:
+                    raise ValueError(f"--mysql-conf {key}='{conf[key]}' is not a duration (e.g. 30s)") from None
 
     @property
     def mysql_password(self) -> str:

@@ -30,6 +30,8 @@ CONF = ["--mysql_conf", "hostname=127.0.0.1", "--mysql_conf", "username=u", "--m
         (["--mysql_conf", "table-name=t", "--mysql_conf", "server-time-zone=Nowhere/City"], "Nowhere/City"),
         (["--mysql_conf", "table-name=t", "--mysql_conf", "colour=blue"], "--mysql-conf colour is not supported"),
         (["--mysql_conf", "table-name=t", "--mysql_conf", "scan.startup.mode=specific-offset"], "needs scan.startup"),
+        (["--mysql_conf", "table-name=t", "--mysql_conf", "heartbeat.interval=soon"], "is not a duration"),
+        (["--mysql_conf", "table-name=t", "--mysql_conf", "connect.timeout=long"], "is not a duration"),
         (
             [
                 "--mysql_conf",
@@ -79,3 +81,11 @@ def test_tinyint1_not_bool_agrees_with_tinyint1isbit_false(value: str | None) ->
         type_mapping="tinyint1-not-bool",
     )  # fmt: skip
     assert settings.type_mapping == "tinyint1-not-bool"
+
+
+def test_heartbeat_interval_is_accepted() -> None:
+    from ingest.settings import SyncSettings
+
+    conf = {"hostname": "h", "username": "u", "database-name": "d", "table-name": "t", "heartbeat.interval": "30s"}
+    settings = SyncSettings(action="mysql-sync-table", warehouse="/w", database="ods", table="t", mysql_conf=conf)
+    assert settings.mysql_conf["heartbeat.interval"] == "30s"
