@@ -4,6 +4,7 @@ test MariaDB, with the user those scripts grant to."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from deploy.local_mariadb import LocalMariaDB
 from tests.conftest import SAMPLES
@@ -40,3 +41,24 @@ def load_paimon_script(server: LocalMariaDB, name: str, session_zone: str | None
                     cur.execute(statement.rstrip(";"))
     finally:
         conn.close()
+
+
+def sync_database(db: LocalMariaDB, warehouse: str, database: str, **extra: Any) -> None:
+    """``mysql-sync-database`` as Paimon's ITCases run it: into ``default``, on one checkpoint, with
+    2 buckets (getBasicTableConfig() picks a random bucket number), once ``--available-now``."""
+    from ingest.job import run
+    from ingest.settings import SyncSettings
+
+    conf = paimon_conf(db, database, **extra.pop("mysql_conf", {}))
+    run(
+        SyncSettings(
+            action="mysql-sync-database",
+            warehouse=warehouse,
+            database="default",
+            mysql_conf=conf,
+            available_now=True,
+            checkpoint=f"{warehouse}/ck",
+            table_conf={"bucket": "2", **extra.pop("table_conf", {})},
+            **extra,
+        )
+    )

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from deploy.local_mariadb import LocalMariaDB
-from ingest.job import JobFailed, run
-from ingest.settings import SyncSettings
+from ingest.job import JobFailed
 from schema_evolution.types import int_, string, varchar
 from sinks.catalog import Catalog
-from tests.mysql_setup import load_paimon_script, paimon_conf
+from tests.mysql_setup import load_paimon_script, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 T1 = [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")]
@@ -33,20 +31,7 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMariaDB]:
         server.close()
 
 
-def _run(db: LocalMariaDB, wh: str, database: str, **extra: Any) -> None:
-    conf = paimon_conf(db, database, **extra.pop("mysql_conf", {}))
-    run(
-        SyncSettings(
-            action="mysql-sync-database",
-            warehouse=wh,
-            database="default",
-            mysql_conf=conf,
-            available_now=True,
-            checkpoint=f"{wh}/ck",
-            table_conf={"bucket": "2", **extra.pop("table_conf", {})},
-            **extra,
-        )
-    )
+_run = sync_database
 
 
 def _check(wh: str, table: str, schema: list[tuple[str, str]], rows: list[str]) -> None:

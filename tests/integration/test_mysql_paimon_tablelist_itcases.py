@@ -18,10 +18,8 @@ from typing import Any
 import pytest
 
 from deploy.local_mariadb import LocalMariaDB
-from ingest.job import run
-from ingest.settings import SyncSettings
 from sinks.catalog import Catalog
-from tests.mysql_setup import load_paimon_script, paimon_conf
+from tests.mysql_setup import load_paimon_script, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 EXISTING = {
@@ -60,20 +58,8 @@ def source(server: LocalMariaDB) -> Iterator[LocalMariaDB]:
 
 
 def _run(db: LocalMariaDB, wh: str, database_name: str, mode: str) -> None:
-    run(
-        SyncSettings(
-            action="mysql-sync-database",
-            warehouse=wh,
-            database="default",
-            mysql_conf=paimon_conf(db, database_name),
-            available_now=True,
-            checkpoint=f"{wh}/ck",
-            table_conf={"bucket": "2"},  # getBasicTableConfig(): a random bucket number
-            merge_shards=False,
-            mode=mode,
-            including_tables="t.+|s.+",
-            excluding_tables="ta|sa",
-        )
+    sync_database(
+        db, wh, database_name, merge_shards=False, mode=mode, including_tables="t.+|s.+", excluding_tables="ta|sa"
     )
 
 

@@ -19,7 +19,7 @@ from deploy.local_mariadb import LocalMariaDB
 from ingest.job import run
 from ingest.settings import SyncSettings
 from sinks.catalog import Catalog
-from tests.mysql_setup import load_paimon_script, paimon_conf
+from tests.mysql_setup import load_paimon_script, paimon_conf, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 
@@ -32,21 +32,7 @@ def source(mariadb: LocalMariaDB) -> LocalMariaDB:
 
 
 def _run_database(db: LocalMariaDB, wh: str, database: str, modes: str, **extra: Any) -> None:
-    conf = paimon_conf(db, database, **extra.pop("mysql_conf", {}))
-    run(
-        SyncSettings(
-            action="mysql-sync-database",
-            warehouse=wh,
-            database="default",
-            mysql_conf=conf,
-            mode="combined",
-            type_mapping=modes,
-            available_now=True,
-            checkpoint=f"{wh}/ck",
-            table_conf={"bucket": "2"},  # getBasicTableConfig(): a random bucket number
-            **extra,
-        )
-    )
+    sync_database(db, wh, database, mode="combined", type_mapping=modes, **extra)
 
 
 def _check(wh: str, table: str, schema: list[tuple[str, str]], rows: list[str], keys: list[str]) -> None:
