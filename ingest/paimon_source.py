@@ -21,7 +21,7 @@ known to a session; lakecdc's own sessions have it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -81,9 +81,9 @@ class ReadSpec:
         )
         spec = ReadSpec(warehouse, table, catalog, scan_mode=mode, tag_name=tag or None)
         if snapshot:
-            spec = _replace(spec, snapshot_id=_snapshot_number(snapshot, "scan.snapshot-id"))
+            spec = replace(spec, snapshot_id=_snapshot_number(snapshot, "scan.snapshot-id"))
         if between:
-            spec = _replace(spec, incremental=_between(between, spec))
+            spec = replace(spec, incremental=_between(between, spec))
         return spec
 
     def open_table(self) -> Any:
@@ -94,12 +94,6 @@ class ReadSpec:
             return catalog.get_table(self.table)
         except Exception as exc:
             raise PaimonReadError(f"Paimon table '{self.table}' in '{self.warehouse}': {exc}") from None
-
-
-def _replace(spec: ReadSpec, **changes: Any) -> ReadSpec:
-    from dataclasses import replace
-
-    return replace(spec, **changes)
 
 
 def _split_table_path(path: str) -> tuple[str, str]:

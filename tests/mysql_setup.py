@@ -4,6 +4,8 @@ test MariaDB, with the user those scripts grant to."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from deploy.local_mariadb import LocalMariaDB
@@ -62,3 +64,14 @@ def sync_database(db: LocalMariaDB, warehouse: str, database: str, **extra: Any)
             **extra,
         )
     )
+
+
+def private_server(datadir: Path, script: str) -> Iterator[LocalMariaDB]:
+    """A MariaDB of its own holding one Paimon set-up script (for scripts whose databases would clash
+    with others in the session server), in New York summer time as Paimon's container; closed after."""
+    server = LocalMariaDB(str(datadir), time_zone="-04:00")
+    load_paimon_script(server, script)
+    try:
+        yield server
+    finally:
+        server.close()

@@ -15,7 +15,7 @@ from deploy.local_mariadb import LocalMariaDB
 from ingest.job import JobFailed
 from schema_evolution.types import int_, string, varchar
 from sinks.catalog import Catalog
-from tests.mysql_setup import load_paimon_script, sync_database
+from tests.mysql_setup import private_server, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 T1 = [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")]
@@ -23,12 +23,7 @@ T1 = [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")]
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMariaDB]:
-    server = LocalMariaDB(str(tmp_path_factory.mktemp("mariadb-db-itcase")), time_zone="-04:00")
-    load_paimon_script(server, "sync_database_setup.sql")
-    try:
-        yield server
-    finally:
-        server.close()
+    yield from private_server(tmp_path_factory.mktemp("mariadb-db-itcase"), "sync_database_setup.sql")
 
 
 _run = sync_database

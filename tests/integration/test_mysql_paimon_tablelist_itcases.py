@@ -19,7 +19,7 @@ import pytest
 
 from deploy.local_mariadb import LocalMariaDB
 from sinks.catalog import Catalog
-from tests.mysql_setup import load_paimon_script, sync_database
+from tests.mysql_setup import private_server, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 EXISTING = {
@@ -38,12 +38,7 @@ EXISTING = {
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMariaDB]:
-    db = LocalMariaDB(str(tmp_path_factory.mktemp("mariadb-tablelist-itcase")), time_zone="-04:00")
-    load_paimon_script(db, "tablelist_test_setup.sql")
-    try:
-        yield db
-    finally:
-        db.close()
+    yield from private_server(tmp_path_factory.mktemp("mariadb-tablelist-itcase"), "tablelist_test_setup.sql")
 
 
 @pytest.fixture
