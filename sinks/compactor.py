@@ -1,11 +1,11 @@
 """Compaction of primary-key tables: plan per bucket on the driver, merge on executors, commit one
 COMPACT snapshot per table.
 
-A bucket's files are merged in Arrow: rows sorted by (key, ``sequence.field``, sequence number),
-the last row per key kept (deduplicate), retractions dropped only when the output is the highest
-non-empty level (nothing older below could need them). Output rows keep their original sequence
-numbers, so a writer that continues the bucket afterwards still orders after them, and a level-0
-file written while the compaction ran still wins over its output.
+A bucket's files are merged as the table's merge engine says (``sinks.merge_engines``): rows
+sorted by (key, ``sequence.field``, sequence number), one row per key, retractions dropped only
+when the output is the highest non-empty level (nothing older below could need them). Output rows
+keep their original sequence numbers, so a writer that continues the bucket afterwards still orders
+after them, and a level-0 file written while the compaction ran still wins over its output.
 """
 
 from __future__ import annotations
@@ -20,12 +20,10 @@ import pyarrow.compute as pc
 import structlog
 
 from sinks import paimon_store as store
-from sinks.lsm import CompactionOptions, CompactUnit, pick_full, pick_universal
+from sinks.lsm import CompactionOptions, CompactUnit, pick_force_up_level0, pick_full, pick_universal
+from sinks.merge_engines import MergeOptions, merge_sorted
 
 log = structlog.get_logger(__name__)
-
-# Merge engines whose merge is "one row per key, chosen by order" and so done here in Arrow.
-MERGEABLE_ENGINES = ("deduplicate",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +38,8 @@ class BucketTask:
     output_level: int
     drop_delete: bool
     files: tuple[Any, ...]  # pypaimon DataFileMeta
+    # first-row: the bucket's other (older) files; keys they hold already have their first row.
+    lookup: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +54,18 @@ class CompactionReport:
     conflict: str | None = None
 
 
-def merge_engine(options: Mapping[str, str]) -> str:
-    return str(options.get("merge-engine", "deduplicate")).strip().lower()
-
-
 def merge_rows(
     data: pa.Table,
     keys: Sequence[str],
     sequence_fields: Sequence[str],
     drop_delete: bool,
     sequence_descending: bool = False,
+    engine: MergeOptions | None = None,
+    primary_keys: Sequence[str] = (),
 ) -> pa.Table:
-    """Deduplicate: the row with the highest (sequence.field, sequence number) per key — the lowest
-    sequence.field with ``sequence_descending`` — sorted by key; retractions removed when ``drop_delete``."""
+    """One row per key, sorted by key, merged by ``engine`` (deduplicate when None) over the rows
+    in (sequence.field, sequence number) order — the lowest sequence.field last with
+    ``sequence_descending``; retractions removed when ``drop_delete``."""
     if data.num_rows == 0:
         return data
     direction = "descending" if sequence_descending else "ascending"
@@ -75,21 +74,24 @@ def merge_rows(
     # Java orders null sequence.field values first in either sort order (a null never wins);
     # keys are never null.
     data = data.take(pc.sort_indices(data, sort_keys=order, null_placement="at_start"))
-    n = data.num_rows
-    last = pa.array([True])
-    if n > 1:
-        change: pa.Array | None = None
-        for k in keys:
-            col = data.column(k).combine_chunks()
-            differs = pc.not_equal(col.slice(0, n - 1), col.slice(1))
-            change = differs if change is None else pc.or_(change, differs)
-        assert change is not None
-        last = pa.concat_arrays([change, pa.array([True])])
-    mask = last
-    if drop_delete:
-        kinds = data.column(store.KIND).combine_chunks()
-        mask = pc.and_(mask, pc.invert(pc.is_in(kinds, pa.array(store.RETRACT_KINDS, pa.int8()))))
-    return data.filter(mask)
+    merged = merge_sorted(
+        data, keys, engine or MergeOptions(), store.SEQUENCE, store.KIND, primary_keys, sequence_fields
+    )
+    if not drop_delete:
+        return merged
+    kinds = merged.column(store.KIND).combine_chunks()
+    return merged.filter(pc.invert(pc.is_in(kinds, pa.array(store.RETRACT_KINDS, pa.int8()))))
+
+
+def _without_older_keys(table: Any, task: BucketTask, schema: store.KeyedSchema, merged: pa.Table) -> pa.Table:
+    """first-row: drop merged rows whose key an older file of the bucket holds (Paimon's lookup
+    compaction). Readers of first-row tables read the levels above 0 without merging them, so
+    a key must live in one of them only, with its first row."""
+    keys = list(schema.keys)
+    older = [store.read_data_file(table, task.partition, task.bucket, f, schema).select(keys) for f in task.lookup]
+    seen = pa.concat_tables(older).group_by(keys).aggregate([])
+    kept = merged.join(seen, keys, join_type="left anti")
+    return kept.take(pc.sort_indices(kept, sort_keys=[(k, "ascending") for k in keys])).select(merged.column_names)
 
 
 def _split(data: pa.Table, target_bytes: int) -> list[pa.Table]:
@@ -104,17 +106,26 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
     """Merge one bucket's unit into ``task.output_level`` (runs on an executor)."""
     table = store.open_table(task.warehouse, task.catalog_options, task.table)
     files = list(task.files)
-    only = files[0] if len(files) == 1 else None
+    only = files[0] if len(files) == 1 and not task.lookup else None
     if only is not None and (not task.drop_delete or not only.delete_row_count):
         # Paimon's upgrade: a lone file holds one sorted run already; moving it up a level
         # (same file, new level) is all the merge would do.
         return store.CompactChange(task.partition, task.bucket, [only], [store.with_level(only, task.output_level)])
     schema = store.keyed_schema(table)
+    options = table.options.options.to_map()
     parts = [store.read_data_file(table, task.partition, task.bucket, f, schema) for f in files]
     merged = merge_rows(
-        pa.concat_tables(parts), schema.keys, schema.sequence_fields, task.drop_delete, schema.sequence_descending
+        pa.concat_tables(parts),
+        schema.keys,
+        schema.sequence_fields,
+        task.drop_delete,
+        schema.sequence_descending,
+        MergeOptions.from_table_options(options),
+        tuple(table.primary_keys),
     )
-    target = CompactionOptions.from_table_options(table.options.options.to_map()).target_file_size
+    if task.lookup:
+        merged = _without_older_keys(table, task, schema, merged)
+    target = CompactionOptions.from_table_options(options).target_file_size
     after: list[Any] = []
     try:
         for part in _split(merged, target):
@@ -127,6 +138,11 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
 
 def deletion_vectors(options: Mapping[str, str]) -> bool:
     return str(options.get("deletion-vectors.enabled", "false")).strip().lower() == "true"
+
+
+def needs_level0_lifted(options: Mapping[str, str]) -> bool:
+    """first-row tables: readers skip level 0, so new files show only once compaction lifts them."""
+    return str(options.get("merge-engine", "deduplicate")).strip().lower() == "first-row"
 
 
 def plan(
@@ -142,28 +158,31 @@ def plan(
     Tables with ``deletion-vectors.enabled=true`` (MOW) always compact fully: their readers skip
     level 0 and read the other levels without merging, so every bucket must be one sorted run
     above level 0 — lakecdc writes no deletion vectors, so a partial compaction would show a key
-    twice."""
+    twice. ``merge-engine=first-row`` tables lift level 0 at every call (Paimon's
+    ``ForceUpLevel0Compaction``): their readers skip level 0 but merge the levels above it."""
     table = store.open_table(warehouse, catalog_options, identifier)
     options = table.options.options.to_map()
     full = full or deletion_vectors(options)
-    engine = merge_engine(options)
     if not table.is_primary_key_table:
         raise ValueError(f"table {identifier} has no primary key; lakecdc compacts primary-key tables only")
-    if engine not in MERGEABLE_ENGINES:
-        engines = ", ".join(MERGEABLE_ENGINES)
-        raise ValueError(f"table {identifier} uses merge-engine={engine}; lakecdc compacts {engines} tables only")
+    try:
+        engine = MergeOptions.from_table_options(options)
+    except ValueError as exc:
+        raise ValueError(f"table {identifier}: {exc}") from None
     opts = CompactionOptions.from_table_options(options)
+    pick = pick_full if full else pick_force_up_level0 if engine.engine == "first-row" else pick_universal
     wanted = [partition_values(table, p) for p in partitions]
     tasks: list[BucketTask] = []
     for (partition, bucket), metas in sorted(store.live_files(table).items(), key=lambda kv: repr(kv[0])):
         if wanted and partition not in wanted:
             continue
         lsm = [store.lsm_file(m) for m in metas]
-        unit: CompactUnit | None = pick_full(lsm, opts) if full else pick_universal(lsm, opts)
+        unit: CompactUnit | None = pick(lsm, opts)
         if unit is None:
             continue
         names = {f.name for f in unit.files}
         chosen = tuple(m for m in metas if m.file_name in names)
+        lookup = tuple(m for m in metas if m.file_name not in names) if engine.engine == "first-row" else ()
         tasks.append(
             BucketTask(
                 warehouse,
@@ -174,6 +193,7 @@ def plan(
                 unit.output_level,
                 unit.drop_delete,
                 chosen,
+                lookup,
             )
         )
     return tasks

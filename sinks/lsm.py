@@ -130,7 +130,7 @@ def _unit(runs: Sequence[SortedRun], run_count: int, max_level: int, highest_lev
 
 
 def _pick_size_ratio(
-    runs: Sequence[SortedRun], opts: CompactionOptions, candidates: int, highest: int
+    runs: Sequence[SortedRun], opts: CompactionOptions, candidates: int, highest: int, force: bool = False
 ) -> CompactUnit | None:
     size = sum(r.size for r in runs[:candidates])
     for run in runs[candidates:]:
@@ -138,7 +138,7 @@ def _pick_size_ratio(
             break
         size += run.size
         candidates += 1
-    return _unit(runs, candidates, opts.max_level, highest) if candidates > 1 else None
+    return _unit(runs, candidates, opts.max_level, highest) if force or candidates > 1 else None
 
 
 def pick_universal(files: Sequence[LsmFile], opts: CompactionOptions) -> CompactUnit | None:
@@ -166,3 +166,17 @@ def pick_full(files: Sequence[LsmFile], opts: CompactionOptions) -> CompactUnit 
     if not runs or (len(runs) == 1 and runs[0].level == opts.max_level):
         return None
     return CompactUnit(opts.max_level, tuple(f for r in runs for f in r.files), drop_delete=True)
+
+
+def pick_force_up_level0(files: Sequence[LsmFile], opts: CompactionOptions) -> CompactUnit | None:
+    """Paimon's ``ForceUpLevel0Compaction``: the universal rules, else every level-0 run (with the
+    runs above it that the size ratio takes along) into a level above 0. Tables whose readers skip
+    level 0 (first-row) need it after every commit to show their data."""
+    unit = pick_universal(files, opts)
+    if unit is not None:
+        return unit
+    runs = sorted_runs(files, opts.num_levels)
+    level0 = sum(1 for r in runs if r.level == 0)
+    if level0 == 0:
+        return None
+    return _pick_size_ratio(runs, opts, level0, max(r.level for r in runs), force=True)
