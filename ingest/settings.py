@@ -131,7 +131,9 @@ class SyncSettings(BaseSettings):
             missing = [k for k in self.partition_keys if k not in self.primary_keys]
             if missing:
                 raise ValueError(f"partition keys {missing} must be part of the primary keys {list(self.primary_keys)}")
-        validate_table_options(self.table_conf, has_primary_key=True)
+        # Every source but plain JSON carries updates and deletes (-U/-D rows).
+        plain_json = self.action.startswith("kafka") and self.kafka_conf.get("value.format") == "json"
+        validate_table_options(self.table_conf, has_primary_key=True, retractions=not plain_json)
         return self
 
     def _check_kafka(self) -> None:

@@ -18,6 +18,7 @@ from pypaimon.schema.schema_change import SchemaChange as PaimonSchemaChange
 from schema_evolution.evolution import AddColumn, SchemaChange, UpdateColumnType
 from schema_evolution.types import PaimonType, Root, parse_type
 from sinks.layout import TableLayout
+from sinks.merge_engines import MergeOptions
 
 log = structlog.get_logger(__name__)
 
@@ -49,12 +50,20 @@ class Catalog:
         except TableNotExistException:
             return None
         schema = table.table_schema
+        refuses: str | None = None
+        if schema.primary_keys:
+            try:
+                merge = MergeOptions.from_table_options(table.options.options.to_map())
+                refuses = merge.retraction_problem([f.name for f in schema.fields if f.name not in schema.primary_keys])
+            except ValueError:
+                pass  # options lakecdc cannot compact: compaction names them, writing is the writer's
         return TableLayout(
             identifier=identifier,
             fields=tuple((f.name, parse_type(str(f.type))) for f in schema.fields),
             primary_keys=tuple(schema.primary_keys),
             partition_keys=tuple(schema.partition_keys),
             schema_id=int(schema.id),
+            refuses_retractions=refuses,
         )
 
     def latest_commit_user(self, identifier: str) -> str | None:

@@ -20,6 +20,8 @@ class TableLayout:
     primary_keys: tuple[str, ...]
     partition_keys: tuple[str, ...]
     schema_id: int
+    # Why the table's merge engine cannot take -U/-D rows (None: it can): see MergeOptions.
+    refuses_retractions: str | None = None
 
     @property
     def has_primary_key(self) -> bool:

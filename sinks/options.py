@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from sinks.auto_tags import AutoTagOptions
 from sinks.lsm import CompactionOptions
+from sinks.merge_engines import MergeOptions
 from sinks.partition_expiry import PartitionExpiryOptions
 from sinks.retention import RetentionOptions
 
@@ -19,10 +20,9 @@ _REFUSED: dict[str, dict[str | None, str]] = {
         "lookup": "lakecdc's compaction does not yet produce a changelog; use 'input' (the default)",
         "full-compaction": "lakecdc's compaction does not yet produce a changelog; use 'input'",
     },
-    "merge-engine": {
-        "first-row": "first-row is not yet supported by lakecdc's compaction",
-        "partial-update": "partial-update is not yet supported by lakecdc's writer",
-        "aggregation": "aggregation is not yet supported by lakecdc's writer",
+    # Found by writing and reading back (AGENTS.md): pypaimon-rust 0.4 aggregates across the delete.
+    "aggregation.remove-record-on-delete": {
+        "true": "pypaimon-rust's writer and reader do not apply it (they aggregate across the delete)"
     },
     "bucket": {"-2": "postpone buckets (-2) are invisible until rescaled; use a fixed bucket count or -1"},
     "file.format": {"orc": "the Rust writer cannot write ORC here; use parquet (the default) or avro"},
@@ -56,8 +56,10 @@ _READ_OPTIONS = (
 )
 
 
-def validate_table_options(options: Mapping[str, str], has_primary_key: bool) -> None:
-    """Raise ``ValueError`` naming the option for anything lakecdc would not honour."""
+def validate_table_options(options: Mapping[str, str], has_primary_key: bool, retractions: bool = False) -> None:
+    """Raise ``ValueError`` naming the option for anything lakecdc would not honour; with
+    ``retractions`` (the source carries updates and deletes), also for a merge engine that would
+    make the table unreadable on the first one."""
     for key, value in options.items():
         if key in _READ_OPTIONS:
             raise ValueError(
@@ -80,8 +82,12 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool) ->
         RetentionOptions.from_table_options(options)
         AutoTagOptions.from_table_options(options)
         PartitionExpiryOptions.from_table_options(options)
+        merge = MergeOptions.from_table_options(options)
     except ValueError as exc:
         raise ValueError(f"--table-conf: {exc}") from None
+    problem = merge.retraction_problem() if retractions and has_primary_key else None
+    if problem is not None:
+        raise ValueError(f"--table-conf: {problem}")
     if (
         has_primary_key
         and str(options.get("file.format", "parquet")).strip().lower() != "parquet"
@@ -96,6 +102,8 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool) ->
 def table_options(user: Mapping[str, str], has_primary_key: bool) -> dict[str, str]:
     """The options a new table is created with: lakecdc's defaults overlaid by the user's."""
     options = dict(DEFAULT_PK_OPTIONS) if has_primary_key else {}
+    if str(user.get("merge-engine", "")).strip().lower() == "first-row":
+        options["changelog-producer"] = "none"  # Paimon allows only none or lookup with first-row
     options.update(user)
     validate_table_options(options, has_primary_key)
     return options

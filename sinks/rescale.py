@@ -9,12 +9,15 @@ same): a writer that started before the rescale still writes the old bucket coun
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import structlog
+
+from sinks import compactor
 
 log = structlog.get_logger(__name__)
 
@@ -82,6 +85,11 @@ def rescale(
         commit.commit(messages)
     finally:
         commit.close()
+    table_options = after.schema().options()
+    if compactor.deletion_vectors(table_options) or compactor.needs_level0_lifted(table_options):
+        # Their readers skip level 0, where the rewrite put everything: compact now, or the table
+        # would read empty until the writing job's next compaction.
+        compactor.compact(warehouse, catalog_options, identifier, f"lakecdc-rescale-{uuid.uuid4()}", 2**63 - 1)
     latest = PaimonCatalog(options).get_table(identifier).latest_snapshot()
     log.info("table rescaled", table=identifier, buckets=f"{old} -> {bucket_num}", rows=rows, partition=partition)
     return RescaleReport(identifier, old, bucket_num, rows, None if latest is None else latest.id())

@@ -20,7 +20,7 @@ import structlog
 
 from formats.errors import UnsupportedChange
 from schema_evolution.arrow_types import to_arrow
-from sinks.chunks import INSERT, VALUE_KIND, deserialize_batch
+from sinks.chunks import DELETE, INSERT, UPDATE_BEFORE, VALUE_KIND, deserialize_batch
 from sinks.layout import TableLayout
 
 log = structlog.get_logger(__name__)
@@ -60,6 +60,13 @@ def align(batch: pa.RecordBatch, layout: TableLayout, where: str) -> pa.RecordBa
         arrays.append(col)
         out_names.append(name)
     kinds = batch.column(names.index(VALUE_KIND))
+    if layout.refuses_retractions and pc.any(pc.is_in(kinds, pa.array([UPDATE_BEFORE, DELETE], kinds.type))).as_py():
+        raise UnsupportedChange(
+            layout.identifier,
+            None,
+            f"{where} has updates or deletes, but {layout.refuses_retractions} (on the table with "
+            f"ALTER TABLE ... SET, or in --table-conf when the job creates it)",
+        )
     if layout.has_primary_key:
         arrays.append(kinds)
         out_names.append(VALUE_KIND)

@@ -120,7 +120,20 @@ def test_dash_spelling_and_spark_side_options() -> None:
         (["--computed_column", "y=yaer(ts)"], "unknown function 'yaer'"),
         (["--metadata_column", "topic,nope"], "unknown --metadata-column ['nope']"),
         (["--table_conf", "changelog-producer=lookup"], "changelog-producer=lookup is not supported"),
-        (["--table_conf", "merge-engine=first-row"], "merge-engine=first-row is not supported"),
+        (["--table_conf", "merge-engine=first-row"], "first-row cannot take the updates and deletes"),
+        (["--table_conf", "merge-engine=partial-update"], "set ignore-delete=true, or partial-update.remove"),
+        (
+            ["--table_conf", "merge-engine=aggregation", "--table_conf", "fields.n.aggregate-function=max"],
+            "aggregate function 'max' of field 'n' does not support retraction",
+        ),
+        (
+            ["--table_conf", "merge-engine=aggregation", "--table_conf", "aggregation.remove-record-on-delete=true"],
+            "aggregate across the delete",
+        ),
+        (
+            ["--table_conf", "merge-engine=partial-update", "--table_conf", "fields.g.sequence-group=a"],
+            "sequence groups",
+        ),
         (["--table_conf", "bucket=-2"], "bucket=-2 is not supported"),
         (["--table_conf", "file.format=avro"], "lakecdc compacts Parquet files only"),
         (["--table_conf", "changelog.time-retained=1d"], "expires the changelog with its snapshots"),

@@ -91,3 +91,23 @@ def test_only_fixed_bucket_tables_rescale(tmp_path: Path) -> None:
         rescale(wh, {}, "db.t", 4)
     with pytest.raises(ValueError, match="--bucket-num must be 1 or more"):
         rescale(wh, {}, "db.t", 0)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"merge-engine": "first-row", "ignore-delete": "true"}, {"deletion-vectors.enabled": "true"}],
+    ids=["first-row", "mow"],
+)
+def test_tables_whose_readers_skip_level0_read_the_same_right_after(tmp_path: Path, options: dict[str, str]) -> None:
+    from sinks import compactor
+
+    wh = str(tmp_path / "wh")
+    Catalog(wh).create_table("db.t", [("id", int_()), ("v", varchar(20))], ["id"], [], {"bucket": "2", **options})
+    _commit(wh, "db.t", 0, [(i, f"v{i}", INSERT) for i in range(40)])
+    _commit(wh, "db.t", 1, [(3, "v3", UPDATE_BEFORE), (3, "x", UPDATE_AFTER), (5, "v5", DELETE)])
+    compactor.compact(wh, {}, "db.t", "c", 1)
+    before = _reads(wh)
+    assert len(before) == (40 if "merge-engine" in options else 39)
+    rescale(wh, {}, "db.t", 3)
+    assert _reads(wh) == before
+    assert len(_buckets(wh)) == 3

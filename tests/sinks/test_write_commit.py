@@ -104,3 +104,15 @@ def test_updates_into_an_append_table_are_refused_with_their_position(tmp_path: 
         UnsupportedChange, match=r"offsets 0\.\.2 has updates or deletes, but the table has no primary key"
     ):
         _write_and_commit(wh, catalog, 0, [_chunk("db.t", [(1, "a"), (1, "b")], [UPDATE_BEFORE, UPDATE_AFTER], 0)])
+
+
+def test_deletes_into_a_table_whose_merge_engine_cannot_take_them_are_refused(tmp_path: Path) -> None:
+    # A table made elsewhere (or altered) with merge-engine=partial-update and no ignore-delete:
+    # Paimon's readers would fail on its first -D row, so the writer refuses it, naming the offsets.
+    wh = str(tmp_path / "wh")
+    catalog = Catalog(wh)
+    catalog.create_table("db.t", [("id", int_()), ("v", varchar(10))], ["id"], [], {"merge-engine": "partial-update"})
+    assert _write_and_commit(wh, catalog, 0, [_chunk("db.t", [(1, "a"), (2, "b")], [INSERT, INSERT], 0)])
+    with pytest.raises(UnsupportedChange, match=r"offsets 2\.\.3 has updates or deletes, but merge-engine=partial"):
+        _write_and_commit(wh, catalog, 1, [_chunk("db.t", [(1, "a")], [DELETE], 2)])
+    assert read_rust(wh, "db.t") == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
