@@ -15,11 +15,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import structlog
 
 from sinks import paimon_store as store
+from sinks.full_changelog import ChangelogOptions, full_changelog
 from sinks.lsm import CompactionOptions, CompactUnit, pick_force_up_level0, pick_full, pick_universal
 from sinks.merge_engines import MergeOptions, merge_sorted
 
@@ -40,6 +42,9 @@ class BucketTask:
     files: tuple[Any, ...]  # pypaimon DataFileMeta
     # first-row: the bucket's other (older) files; keys they hold already have their first row.
     lookup: tuple[Any, ...] = ()
+    # changelog-producer=full-compaction and output into the top level: write the changelog too.
+    changelog: bool = False
+    max_level: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +111,7 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
     """Merge one bucket's unit into ``task.output_level`` (runs on an executor)."""
     table = store.open_table(task.warehouse, task.catalog_options, task.table)
     files = list(task.files)
-    only = files[0] if len(files) == 1 and not task.lookup else None
+    only = files[0] if len(files) == 1 and not task.lookup and not task.changelog else None
     if only is not None and (not task.drop_delete or not only.delete_row_count):
         # Paimon's upgrade: a lone file holds one sorted run already; moving it up a level
         # (same file, new level) is all the merge would do.
@@ -114,26 +119,44 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
     schema = store.keyed_schema(table)
     options = table.options.options.to_map()
     parts = [store.read_data_file(table, task.partition, task.bucket, f, schema) for f in files]
+    rows = pa.concat_tables(parts)
     merged = merge_rows(
-        pa.concat_tables(parts),
+        rows,
         schema.keys,
         schema.sequence_fields,
-        task.drop_delete,
+        task.drop_delete and not task.changelog,
         schema.sequence_descending,
         MergeOptions.from_table_options(options),
         tuple(table.primary_keys),
     )
+    changelog = None
+    if task.changelog:
+        from_top = np.concatenate(
+            [np.full(p.num_rows, f.level == task.max_level) for p, f in zip(parts, files, strict=True)]
+        )
+        values = [n for n in schema.names if n not in schema.keys]
+        opts = ChangelogOptions.from_table_options(options)
+        changelog = full_changelog(rows, from_top, merged, schema.keys, values, store.SEQUENCE, store.KIND, opts)
+        kinds = merged.column(store.KIND).combine_chunks()
+        merged = merged.filter(pc.invert(pc.is_in(kinds, pa.array(store.RETRACT_KINDS, pa.int8()))))
     if task.lookup:
         merged = _without_older_keys(table, task, schema, merged)
     target = CompactionOptions.from_table_options(options).target_file_size
     after: list[Any] = []
+    logs: list[Any] = []
     try:
         for part in _split(merged, target):
             after.append(store.write_data_file(table, task.partition, task.bucket, part, task.output_level, schema))
+        for part in _split(changelog, target) if changelog is not None else ():
+            logs.append(
+                store.write_data_file(
+                    table, task.partition, task.bucket, part, task.output_level, schema, prefix="changelog-"
+                )
+            )
     except Exception:
-        store.delete_data_files(table, task.partition, task.bucket, after)
+        store.delete_data_files(table, task.partition, task.bucket, after + logs)
         raise
-    return store.CompactChange(task.partition, task.bucket, files, after)
+    return store.CompactChange(task.partition, task.bucket, files, after, logs)
 
 
 def deletion_vectors(options: Mapping[str, str]) -> bool:
@@ -170,6 +193,7 @@ def plan(
     except ValueError as exc:
         raise ValueError(f"table {identifier}: {exc}") from None
     opts = CompactionOptions.from_table_options(options)
+    produces_changelog = ChangelogOptions.from_table_options(options).full_compaction
     pick = pick_full if full else pick_force_up_level0 if engine.engine == "first-row" else pick_universal
     wanted = [partition_values(table, p) for p in partitions]
     tasks: list[BucketTask] = []
@@ -183,6 +207,7 @@ def plan(
         names = {f.name for f in unit.files}
         chosen = tuple(m for m in metas if m.file_name in names)
         lookup = tuple(m for m in metas if m.file_name not in names) if engine.engine == "first-row" else ()
+        changelog = produces_changelog and unit.output_level == opts.max_level
         tasks.append(
             BucketTask(
                 warehouse,
@@ -194,6 +219,8 @@ def plan(
                 unit.drop_delete,
                 chosen,
                 lookup,
+                changelog,
+                opts.max_level,
             )
         )
     return tasks

@@ -168,16 +168,23 @@ def _stats(data: pa.Table, fields: Sequence[Any]) -> Any:
 
 
 def write_data_file(
-    table: Any, partition: tuple[Any, ...], bucket: int, data: pa.Table, level: int, schema: KeyedSchema
+    table: Any,
+    partition: tuple[Any, ...],
+    bucket: int,
+    data: pa.Table,
+    level: int,
+    schema: KeyedSchema,
+    prefix: str | None = None,
 ) -> Any:
-    """Write rows (sorted by key, unique per key, original sequence numbers) as one data file of
-    ``level`` and return its DataFileMeta: exact delete_row_count, file source COMPACT."""
+    """Write rows (sorted by key, original sequence numbers; unique per key unless a changelog) as
+    one data file of ``level`` and return its DataFileMeta: exact delete_row_count, file source
+    COMPACT. ``prefix="changelog-"`` makes a changelog file (same format, as Paimon's)."""
     from pypaimon.data.timestamp import Timestamp
     from pypaimon.manifest.schema.data_file_meta import DataFileMeta
     from pypaimon.table.row.generic_row import GenericRow
 
     options = table.options
-    name = f"{options.data_file_prefix() or 'data-'}{uuid.uuid4()}-0.parquet"
+    name = f"{prefix or options.data_file_prefix() or 'data-'}{uuid.uuid4()}-0.parquet"
     directory = table.path_factory().bucket_path(partition, bucket)
     path = f"{directory}/{name}"
     table.file_io.check_or_mkdirs(directory)
