@@ -14,6 +14,7 @@ import structlog
 
 from formats.errors import LakeCdcError
 from ingest.mysql_ssl import SslSettings
+from schema_evolution.mysql_ddl import Column, TableDef
 
 log = structlog.get_logger(__name__)
 
@@ -137,8 +138,10 @@ def is_mariadb(c: Any) -> bool:
     return "mariadb" in str(query(c, "SELECT VERSION()")[0][0]).lower()
 
 
-def check_server(c: Any) -> None:
-    """The settings a binlog CDC source needs; each missing one is named with its fix."""
+def check_server(c: Any) -> bool:
+    """The settings a binlog CDC source needs; each missing one is named with its fix. True when
+    row events name their columns (``binlog_row_metadata=FULL``); otherwise the reader keeps a
+    schema history."""
     v = variables(
         c, "log_bin", "binlog_format", "binlog_row_image", "binlog_row_metadata", "log_bin_compress", "version"
     )
@@ -153,11 +156,6 @@ def check_server(c: Any) -> None:
         raise MySqlSourceError(
             f"binlog_row_image is {v.get('binlog_row_image')}: set binlog_row_image=FULL so updates carry whole rows"
         )
-    if v.get("binlog_row_metadata", "").upper() != "FULL":
-        raise MySqlSourceError(
-            "binlog_row_metadata is not FULL: set binlog_row_metadata=FULL (MySQL 8.0.1+, MariaDB 10.5+) so row "
-            "events name their columns; servers without it are not supported yet"
-        )
     if v.get("log_bin_compress", "OFF").upper() == "ON":
         raise MySqlSourceError(
             "log_bin_compress=ON: compressed binlog events cannot be decoded by lakecdc; set log_bin_compress=OFF"
@@ -171,6 +169,47 @@ def check_server(c: Any) -> None:
             f"cannot read the binlog position ({exc}): grant the user REPLICATION CLIENT and REPLICATION SLAVE "
             f"(GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'user'@'host')"
         ) from None
+    return v.get("binlog_row_metadata", "").upper() == "FULL"
+
+
+def table_definitions(c: Any, database_regex: str, only: tuple[str, str] | None = None) -> dict[str, TableDef]:
+    """Every base table of the databases ``database_regex`` fully matches (or just the table
+    ``only`` names), as information_schema defines it now: the start of a schema history."""
+    db_re = re.compile(database_regex)
+    where, args = ("AND c.TABLE_SCHEMA = %s AND c.TABLE_NAME = %s", only) if only else ("", None)
+    rows = query(
+        c,
+        "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, c.CHARACTER_SET_NAME "
+        "FROM information_schema.COLUMNS c JOIN information_schema.TABLES t "
+        "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME AND t.TABLE_TYPE = 'BASE TABLE' "
+        f"WHERE c.TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') {where} "
+        "ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION",
+        args,
+    )
+    keys = query(
+        c,
+        "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE c "
+        f"WHERE c.CONSTRAINT_NAME = 'PRIMARY' {where} ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION",
+        args,
+    )
+    charsets = query(
+        c,
+        "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, a.CHARACTER_SET_NAME FROM information_schema.TABLES c "
+        "JOIN information_schema.COLLATION_CHARACTER_SET_APPLICABILITY a ON a.COLLATION_NAME = c.TABLE_COLLATION "
+        f"WHERE 1 = 1 {where}",
+        args,
+    )
+    columns: dict[str, list[Column]] = {}
+    for database, table, name, typ, nullable, charset in rows:
+        if db_re.fullmatch(str(database)):
+            columns.setdefault(f"{database}.{table}", []).append(
+                Column(str(name), str(typ), str(nullable).upper() == "YES", None if charset is None else str(charset))
+            )
+    primary: dict[str, list[str]] = {}
+    for database, table, name in keys:
+        primary.setdefault(f"{database}.{table}", []).append(str(name))
+    defaults = {f"{d}.{t}": str(cs) for d, t, cs in charsets}
+    return {n: TableDef(tuple(cols), tuple(primary.get(n, ())), defaults.get(n)) for n, cols in columns.items()}
 
 
 def master_status(c: Any) -> tuple[str, int]:

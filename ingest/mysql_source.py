@@ -54,9 +54,13 @@ from ingest.mysql_client import (
     query,
     quote,
     table_columns,
+    table_definitions,
+    variables,
 )
+from ingest.mysql_schema_history import SchemaHistory
 from ingest.mysql_ssl import SslSettings
 from ingest.routing import TableRouter
+from schema_evolution.mysql_ddl import DdlError, TableDef, apply_ddl, base_type, member_values
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 from sinks.chunks import CHUNK_DDL
 from sinks.local_files import write_atomically
@@ -121,6 +125,7 @@ class Chunk:
 class ChunkPartition(InputPartition):
     index: int
     chunk: Chunk
+    history: bool = False  # the server's row events do not name their columns
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,8 @@ class BinlogPartition(InputPartition):
     end: Position
     # "db.table" -> [(lo, hi, hw file, hw pos)]: which binlog changes the snapshot already holds
     snapshot: dict[str, list[tuple[int | None, int | None, str, int]]] = field(default_factory=dict)
+    # The server's row events do not name their columns: use the job's schema history.
+    history: bool = False
 
 
 def binlog_offset(position: Position) -> int:
@@ -202,8 +209,10 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _plan_initial(self) -> dict[str, Any]:
         spec = self.spec
         with connect(spec.connection) as c:
-            check_server(c)
+            full_metadata = check_server(c)
             position = master_status(c)
+            if not full_metadata or spec.startup_mode in ("initial", "latest-offset"):
+                position = self._start_history(c, full_metadata)
             chunks: list[list[Any]] = []
             if spec.startup_mode == "initial":
                 for database, table in captured_tables(c, spec.database_regex, spec.table_regex):
@@ -246,6 +255,29 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         log.info("mysql source start", mode=spec.startup_mode, chunks=len(chunks), binlog=list(position))
         return {"chunks": chunks, "done": 0, "binlog": list(position)}
 
+    def _start_history(self, c: Any, full_metadata: bool) -> Position:
+        """The table definitions at the start position: the first entry of the schema history
+        that names (without ``binlog_row_metadata=FULL``) and types the binlog's row values.
+        Only the current definitions can be read, so the start must be now (initial,
+        latest-offset), and no DDL may fall between the position and the definitions: read
+        again until none did."""
+        spec = self.spec
+        if spec.startup_mode not in ("initial", "latest-offset"):
+            assert not full_metadata
+            raise MySqlSourceError(
+                f"scan.startup.mode={spec.startup_mode} needs binlog_row_metadata=FULL on the server: without it "
+                f"column names come from a schema history that starts now (use initial or latest-offset)"
+            )
+        for _ in range(10):
+            before = master_status(c)
+            tables = table_definitions(c, spec.database_regex)
+            after = master_status(c)
+            if before == after or not _ddl_between(spec, before, after):
+                SchemaHistory(spec.state_dir).start(before, tables)
+                log.info("schema history started", tables=len(tables), row_metadata_full=full_metadata)
+                return before
+        raise MySqlSourceError("DDL kept running while the table definitions were read; start the job again")
+
     def getDefaultReadLimit(self) -> ReadLimit:
         return ReadMaxRows(self.max_rows) if self.max_rows > 0 else ReadAllAvailable()
 
@@ -272,13 +304,14 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         parts: list[InputPartition] = []
+        history = SchemaHistory(self.spec.state_dir).exists()
         if end["chunks"]:
             for i in range(start["done"], end["done"]):
                 database, table, lo, hi = end["chunks"][i]
-                parts.append(ChunkPartition(i, Chunk(database, table, lo, hi)))
+                parts.append(ChunkPartition(i, Chunk(database, table, lo, hi), history))
         if binlog_offset(tuple(end["binlog"])) > binlog_offset(tuple(start["binlog"])):
             snapshot = SnapshotRegistry(self.spec.state_dir).by_table()
-            parts.append(BinlogPartition(tuple(start["binlog"]), tuple(end["binlog"]), snapshot))
+            parts.append(BinlogPartition(tuple(start["binlog"]), tuple(end["binlog"]), snapshot, history))
         return parts
 
     def commit(self, end: dict[str, Any]) -> None:
@@ -298,18 +331,27 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 class _Tables:
     """Column types and keys of the captured tables, from information_schema (refreshed on DDL)."""
 
-    def __init__(self, spec: MySqlSourceSpec, c: Any) -> None:
+    def __init__(self, spec: MySqlSourceSpec, c: Any, history: dict[str, TableDef] | None = None) -> None:
         self.spec = spec
         self.c = c
+        self.history = history  # the schema history's definitions, kept current by the reader
         self._types: dict[str, dict[str, str]] = {}
         self._keys: dict[str, list[str]] = {}
         self._schemas: dict[tuple[str, tuple[str, ...]], SourceSchema] = {}
 
     def refresh(self, database: str, table: str) -> None:
-        columns, keys = table_columns(self.c, database, table)
         name = f"{database}.{table}"
+        definition = self.history.get(name) if self.history is not None else None
+        if definition is not None:
+            columns, keys = _columns_of(definition), list(definition.primary_key)
+        else:  # no history, or one that gave up on this table (FULL row metadata only)
+            columns, keys = table_columns(self.c, database, table)
         self._types[name] = dict(columns)
         self._keys[name] = keys
+        self._schemas = {k: v for k, v in self._schemas.items() if k[0] != name}
+
+    def invalidate(self, name: str) -> None:
+        self._types.pop(name, None)
         self._schemas = {k: v for k, v in self._schemas.items() if k[0] != name}
 
     def types(self, database: str, table: str) -> dict[str, str]:
@@ -336,6 +378,94 @@ class _Tables:
             found = mysql_values.source_schema([(c, types[c]) for c in columns], self.keys(database, table))
             self._schemas[(name, columns)] = found
         return found
+
+
+def _columns_of(definition: TableDef) -> list[tuple[str, str]]:
+    """A definition's columns as ``table_columns`` gives them (NOT NULL appended to the type)."""
+    return [(c.name, c.type + ("" if c.nullable else " NOT NULL")) for c in definition.columns]
+
+
+_TEXT = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json"})
+_BINARY = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+
+
+class _RowColumns:
+    """Names the columns of row events before they are decoded. With ``binlog_row_metadata=FULL``
+    the server does, and this only checks it still does. Otherwise the names, signedness,
+    character sets and ENUM/SET values come from ``tables`` (the schema history), set on the
+    table map that precedes each row event; a column count that differs stops the reader rather
+    than attach values to the wrong columns."""
+
+    def __init__(
+        self,
+        tables: dict[str, TableDef] | None,
+        captured: Callable[[str, str], bool],
+        forget: Callable[[str, Position, str], None] | None = None,
+    ) -> None:
+        self.tables = tables
+        self.captured = captured
+        # FULL row metadata: where the history disagrees with the names the server sends, drop
+        # the table from the history (its types then come from the server) instead of failing.
+        self.forget = forget
+
+    def __call__(self, event: Any, position: Position) -> None:
+        database, table = str(event.schema), str(event.table)
+        if not self.captured(database, table):
+            return
+        name = f"{database}.{table}"
+        where = f"binlog {position[0]}:{position[1]}, table {name}"
+        named = all(col.name is not None for col in event.columns)
+        if named and self.forget is not None and self.tables is not None:
+            kept = self.tables.get(name)
+            if kept is not None and kept.names() != [col.name for col in event.columns]:
+                self.forget(name, position, f"the server names columns {[col.name for col in event.columns]}")
+            return
+        if self.tables is None:
+            if not named:
+                raise MySqlSourceError(
+                    f"{where}: row events no longer name their columns (binlog_row_metadata is no longer "
+                    f"FULL); set binlog_row_metadata=FULL again, or start from a new checkpoint"
+                )
+            return
+        definition = self.tables.get(name)
+        if definition is None:
+            raise MySqlSourceError(f"{where}: the table is not in the schema history; start from a new checkpoint")
+        if len(definition.columns) != len(event.columns):
+            raise MySqlSourceError(
+                f"{where}: the row events have {len(event.columns)} columns, the schema history "
+                f"{len(definition.columns)} ({', '.join(definition.names())}); set binlog_row_metadata=FULL "
+                f"and start from a new checkpoint"
+            )
+        for col, known in zip(event.columns, definition.columns, strict=True):
+            if col.name is not None and col.name != known.name:
+                raise MySqlSourceError(
+                    f"{where}: the server names column {col.name} where the schema history has {known.name}; "
+                    f"start from a new checkpoint"
+                )
+            col.name = known.name
+            base = base_type(known.type)
+            col.unsigned = " unsigned" in known.type or " zerofill" in known.type
+            if base == "enum":
+                col.enum_values = ["", *member_values(known.type)]
+            elif base == "set":
+                col.set_values = member_values(known.type)
+            if base in _TEXT and known.charset:
+                col.character_set_name = known.charset
+            elif base in _BINARY:
+                col.character_set_name = "binary"  # raw bytes, not decoded text
+
+
+def _ddl_between(spec: MySqlSourceSpec, start: Position, end: Position) -> bool:
+    """Whether a statement that may change a table definition lies between two positions."""
+    found: list[str] = []
+
+    def on_query(text: str, _db: str | None, _ts: int, _position: Position) -> None:
+        if text.strip().upper() not in ("BEGIN", "COMMIT", "ROLLBACK"):
+            found.append(text)
+
+    for _ in _binlog_rows(spec, start, end, spec.server_id, set(), on_query):
+        pass
+    return bool(found)
 
 
 def _assembler(spec: MySqlSourceSpec, partition: int) -> ChunkAssembler:
@@ -380,8 +510,25 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
         if high != low:
             # Changes committed while the SELECT ran: apply those of this range, so the chunk is
             # exactly the table's rows as of HW.
+            namer = None
+            on_ddl = None
+            if part.history:
+                definitions = table_definitions(c, re.escape(chunk.database), (chunk.database, chunk.table))
+                namer = _RowColumns(definitions, lambda d, t: f"{d}.{t}" == name)
+
+                def on_ddl(text: str, default_db: str | None, _ts: int, position: Position) -> None:
+                    try:
+                        changed = apply_ddl(definitions, text, default_db)
+                    except DdlError:
+                        changed = {name: None}
+                    if name in changed:
+                        raise MySqlSourceError(
+                            f"table {name} changed (binlog {position[0]}:{position[1]}) while its snapshot chunk "
+                            f"was read; the micro-batch is retried when the job restarts"
+                        )
+
             for op, _db, _table, before, after, _pos, _ts in _binlog_rows(
-                spec, low, high, spec.server_id + 1 + part.index % spec.server_id_range, {name}
+                spec, low, high, spec.server_id + 1 + part.index % spec.server_id_range, {name}, on_ddl, namer
             ):
                 image = after if after is not None else before
                 assert image is not None
@@ -447,11 +594,12 @@ def _binlog_rows(
     server_id: int,
     only: set[str] | None,
     on_ddl: Callable[[str, str | None, int, Position], None] | None = None,
+    on_table_map: Callable[[Any, Position], None] | None = None,
 ) -> Iterator[BinlogRow]:
     """Row changes of the captured tables between two binlog positions, in binlog order."""
     from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication.event import QueryEvent, RotateEvent
-    from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+    from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
 
     db_re, table_re = re.compile(spec.database_regex), re.compile(spec.table_regex)
     stream = BinLogStreamReader(
@@ -493,6 +641,8 @@ def _binlog_rows(
                         yield Op.UPDATE, database, table, row["before_values"], row["after_values"], position, ts
                     else:
                         yield Op.DELETE, database, table, row["values"], None, position, ts
+            elif isinstance(event, TableMapEvent) and on_table_map is not None:
+                on_table_map(event, position)
             elif isinstance(event, QueryEvent) and on_ddl is not None:
                 text = event.query if isinstance(event.query, str) else event.query.decode("utf-8", "replace")
                 schema = event.schema.decode() if isinstance(event.schema, bytes) else event.schema
@@ -527,35 +677,81 @@ def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.Rec
     assembler = _assembler(spec, 1 << 20)
     counted = 0
     skipped: set[str] = set()
+    db_re, table_re = re.compile(spec.database_regex), re.compile(spec.table_regex)
+    history = SchemaHistory(spec.state_dir) if part.history else None
+    definitions = history.as_of(binlog_offset(part.start)) if history is not None else None
     with connect(spec.connection) as c:
-        tables = _Tables(spec, c)
+        # With FULL row metadata the rows name their columns and the history gives their types;
+        # where it cannot follow a DDL, the server's current definition serves, as without one.
+        full = variables(c, "binlog_row_metadata").get("binlog_row_metadata", "").upper() == "FULL"
+        tables = _Tables(spec, c, definitions)
 
-        db_re, table_re = re.compile(spec.database_regex), re.compile(spec.table_regex)
+        def forget(name: str, position: Position, why: str) -> None:
+            assert history is not None and definitions is not None
+            definitions.pop(name, None)
+            tables.invalidate(name)
+            history.record(binlog_offset(position), position, {name: None})
+            log.warning("schema history gave up on a table; its definition is read from the server", table=name,
+                        why=why)  # fmt: skip
+
+        namer = _RowColumns(
+            definitions, lambda d, t: bool(db_re.fullmatch(d) and table_re.fullmatch(t)), forget if full else None
+        )
+
+        def declare(database: str, table: str, ts: int, position: Position) -> None:
+            # The table's schema goes to the driver at once, as Paimon applies a DDL: a table
+            # created while the job runs exists before its first row (Paimon's combined mode), an
+            # added column before the next row. Tables without a primary key are skipped.
+            try:
+                columns = list(tables.types(database, table).items())
+                keys = tables.keys(database, table)
+            except Exception:  # dropped again since: nothing to declare
+                return
+            if columns and (keys or spec.parse.primary_keys):
+                schema = mysql_values.source_schema(columns, keys)
+                event = DataChangeEvent(Op.INSERT, database, table, schema, None, {}, ts)
+                assembler.declare(event, SourcePosition(TOPIC, 1 << 20, binlog_offset(position)))
 
         def on_ddl(text: str, default_db: str | None, ts: int, position: Position) -> None:
-            match = _DDL_TABLE.match(text)
-            if match is None:
-                return
-            database, table = match.group(1) or default_db, match.group(2)
-            if database is None or not (db_re.fullmatch(database) and table_re.fullmatch(table)):
-                return
-            # Column types follow the server's catalogue from here on (see README: no DDL history yet).
-            tables._types.pop(f"{database}.{table}", None)
-            if re.match(r"^\s*(?:/\*.*?\*/\s*)*(?:CREATE|ALTER)\s+TABLE", text, re.IGNORECASE | re.DOTALL):
-                # The table's schema goes to the driver at once, as Paimon applies a DDL: a table
-                # created while the job runs exists before its first row (Paimon's combined mode),
-                # an added column before the next row. Tables without a primary key are skipped.
+            changed: list[str] = []
+            if history is not None and definitions is not None:
                 try:
-                    columns, keys = table_columns(c, database, table)
-                except Exception:  # dropped again since: nothing to declare
-                    return
-                if columns and (keys or spec.parse.primary_keys):
-                    schema = mysql_values.source_schema(columns, keys)
-                    event = DataChangeEvent(Op.INSERT, database, table, schema, None, {}, ts)
-                    assembler.declare(event, SourcePosition(TOPIC, 1 << 20, binlog_offset(position)))
+                    changes = apply_ddl(definitions, text, default_db)
+                except DdlError as exc:
+                    match = _DDL_TABLE.match(text)
+                    if not full or match is None:
+                        raise MySqlSourceError(
+                            f"binlog {position[0]}:{position[1]}: {exc}. Without binlog_row_metadata=FULL lakecdc "
+                            f"must follow every DDL of the captured databases; set binlog_row_metadata=FULL and "
+                            f"start from a new checkpoint"
+                        ) from None
+                    forget(f"{match.group(1) or default_db}.{match.group(2)}", position, str(exc))
+                    changes = {}
+                    changed = [f"{match.group(1) or default_db}.{match.group(2)}"]
+                changes = {n: d for n, d in changes.items() if db_re.fullmatch(n.split(".", 1)[0])}
+                if changes:
+                    for n, d in changes.items():
+                        if d is None:
+                            definitions.pop(n, None)
+                        else:
+                            definitions[n] = d
+                    history.record(binlog_offset(position), position, changes)
+                    changed += [n for n, d in changes.items() if d is not None]
+            else:
+                match = _DDL_TABLE.match(text)
+                if match is not None and (match.group(1) or default_db) is not None:
+                    if re.match(r"^\s*(?:/\*.*?\*/\s*)*(?:CREATE|ALTER)\s+TABLE", text, re.IGNORECASE | re.DOTALL):
+                        changed = [f"{match.group(1) or default_db}.{match.group(2)}"]
+                    else:
+                        tables.invalidate(f"{match.group(1) or default_db}.{match.group(2)}")
+            for name in changed:
+                database, table = name.split(".", 1)
+                tables.invalidate(name)
+                if db_re.fullmatch(database) and table_re.fullmatch(table):
+                    declare(database, table, ts, position)
 
         for op, database, table, before, after, position, ts in _binlog_rows(
-            spec, part.start, part.end, spec.server_id, None, on_ddl
+            spec, part.start, part.end, spec.server_id, None, on_ddl, namer
         ):
             image = after if after is not None else before
             assert image is not None
