@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import structlog
 
 from sinks import paimon_store as store
-from sinks.full_changelog import ChangelogOptions, full_changelog
+from sinks.full_changelog import ChangelogOptions, full_changelog, lookup_changelog
 from sinks.lsm import CompactionOptions, CompactUnit, pick_force_up_level0, pick_full, pick_universal
 from sinks.merge_engines import MergeOptions, merge_sorted
 
@@ -40,10 +40,12 @@ class BucketTask:
     output_level: int
     drop_delete: bool
     files: tuple[Any, ...]  # pypaimon DataFileMeta
-    # first-row: the bucket's other (older) files; keys they hold already have their first row.
+    # first-row, changelog-producer=lookup: the bucket's other (older) files, looked up for the
+    # keys in the unit (first-row: keys they hold keep their row; lookup: the keys' values before).
     lookup: tuple[Any, ...] = ()
-    # changelog-producer=full-compaction and output into the top level: write the changelog too.
-    changelog: bool = False
+    # the changelog this compaction writes: "full-compaction" (output into the top level),
+    # "lookup", or "" for none
+    changelog: str = ""
     max_level: int = 0
 
 
@@ -112,34 +114,52 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
     table = store.open_table(task.warehouse, task.catalog_options, task.table)
     files = list(task.files)
     only = files[0] if len(files) == 1 and not task.lookup and not task.changelog else None
+    # (first-row must filter by the files looked up; a changelog needs the rows read)
     if only is not None and (not task.drop_delete or not only.delete_row_count):
         # Paimon's upgrade: a lone file holds one sorted run already; moving it up a level
         # (same file, new level) is all the merge would do.
         return store.CompactChange(task.partition, task.bucket, [only], [store.with_level(only, task.output_level)])
     schema = store.keyed_schema(table)
     options = table.options.options.to_map()
+    engine = MergeOptions.from_table_options(options)
     parts = [store.read_data_file(table, task.partition, task.bucket, f, schema) for f in files]
     rows = pa.concat_tables(parts)
-    merged = merge_rows(
-        rows,
-        schema.keys,
-        schema.sequence_fields,
-        task.drop_delete and not task.changelog,
-        schema.sequence_descending,
-        MergeOptions.from_table_options(options),
-        tuple(table.primary_keys),
-    )
+    full_log = task.changelog == "full-compaction"
+
+    def merge(data: pa.Table, drop_delete: bool) -> pa.Table:
+        return merge_rows(
+            data,
+            schema.keys,
+            schema.sequence_fields,
+            drop_delete,
+            schema.sequence_descending,
+            engine,
+            tuple(table.primary_keys),
+        )
+
+    merged = merge(rows, task.drop_delete and not full_log)
     changelog = None
-    if task.changelog:
+    values = [n for n in schema.names if n not in schema.keys]
+    log_options = ChangelogOptions.from_table_options(options)
+    if full_log:
         from_top = np.concatenate(
             [np.full(p.num_rows, f.level == task.max_level) for p, f in zip(parts, files, strict=True)]
         )
-        values = [n for n in schema.names if n not in schema.keys]
-        opts = ChangelogOptions.from_table_options(options)
-        changelog = full_changelog(rows, from_top, merged, schema.keys, values, store.SEQUENCE, store.KIND, opts)
+        changelog = full_changelog(rows, from_top, merged, schema.keys, values, store.SEQUENCE, store.KIND, log_options)
         kinds = merged.column(store.KIND).combine_chunks()
         merged = merged.filter(pc.invert(pc.is_in(kinds, pa.array(store.RETRACT_KINDS, pa.int8()))))
-    if task.lookup:
+    elif task.changelog == "lookup":
+        level0 = np.concatenate([np.full(p.num_rows, f.level == 0) for p, f in zip(parts, files, strict=True)])
+        if level0.any():
+            older = [store.read_data_file(table, task.partition, task.bucket, f, schema) for f in task.lookup]
+            upper = pa.concat_tables([rows.filter(pa.array(~level0)), *older])
+            before = merge(upper, False)
+            now = merge(pa.concat_tables([rows, *older]), False)
+            changed = rows.filter(pa.array(level0)).select(list(schema.keys))
+            changelog = lookup_changelog(
+                before, now, changed, schema.keys, values, store.KIND, log_options, engine.engine == "first-row"
+            )
+    if task.lookup and engine.engine == "first-row":
         merged = _without_older_keys(table, task, schema, merged)
     target = CompactionOptions.from_table_options(options).target_file_size
     after: list[Any] = []
@@ -193,8 +213,11 @@ def plan(
     except ValueError as exc:
         raise ValueError(f"table {identifier}: {exc}") from None
     opts = CompactionOptions.from_table_options(options)
-    produces_changelog = ChangelogOptions.from_table_options(options).full_compaction
-    pick = pick_full if full else pick_force_up_level0 if engine.engine == "first-row" else pick_universal
+    producer = ChangelogOptions.from_table_options(options).producer
+    # Readers of first-row tables skip level 0; lookup produces each commit's changelog: both lift
+    # level 0 at every compaction, as Paimon's ForceUpLevel0Compaction does.
+    lifts = engine.engine == "first-row" or producer == "lookup"
+    pick = pick_full if full else pick_force_up_level0 if lifts else pick_universal
     wanted = [partition_values(table, p) for p in partitions]
     tasks: list[BucketTask] = []
     for (partition, bucket), metas in sorted(store.live_files(table).items(), key=lambda kv: repr(kv[0])):
@@ -206,8 +229,14 @@ def plan(
             continue
         names = {f.name for f in unit.files}
         chosen = tuple(m for m in metas if m.file_name in names)
-        lookup = tuple(m for m in metas if m.file_name not in names) if engine.engine == "first-row" else ()
-        changelog = produces_changelog and unit.output_level == opts.max_level
+        lookup = tuple(m for m in metas if m.file_name not in names) if lifts else ()
+        changelog = (
+            "lookup"
+            if producer == "lookup"
+            else "full-compaction"
+            if producer == "full-compaction" and unit.output_level == opts.max_level
+            else ""
+        )
         tasks.append(
             BucketTask(
                 warehouse,

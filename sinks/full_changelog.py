@@ -1,4 +1,6 @@
-"""``changelog-producer=full-compaction``: the changelog a full compaction of one bucket produces.
+"""The changelog compaction produces: ``changelog-producer=full-compaction`` and ``lookup``.
+
+**full-compaction** — the changelog a full compaction of one bucket produces.
 
 Paimon's ``FullChangelogMergeFunctionWrapper`` compares, key by key, the row the bucket's top
 level held before (what a reader of the previous full compaction saw) with the merged result:
@@ -24,9 +26,17 @@ _COUNT = "__count"
 
 @dataclass(frozen=True, slots=True)
 class ChangelogOptions:
-    full_compaction: bool = False  # changelog-producer=full-compaction
+    producer: str = "none"  # changelog-producer
     row_deduplicate: bool = False  # changelog-producer.row-deduplicate
     ignore_fields: frozenset[str] = frozenset()  # changelog-producer.row-deduplicate-ignore-fields
+
+    @property
+    def full_compaction(self) -> bool:
+        return self.producer == "full-compaction"
+
+    @property
+    def lookup(self) -> bool:
+        return self.producer == "lookup"
 
     @classmethod
     def from_table_options(cls, options: Mapping[str, str]) -> ChangelogOptions:
@@ -36,7 +46,7 @@ class ChangelogOptions:
             raise ValueError(f"table option changelog-producer.row-deduplicate='{dedupe}': expected true or false")
         ignored = str(options.get("changelog-producer.row-deduplicate-ignore-fields", ""))
         return cls(
-            full_compaction=producer == "full-compaction",
+            producer=producer,
             row_deduplicate=dedupe == "true",
             ignore_fields=frozenset(f.strip() for f in ignored.split(",") if f.strip()),
         )
@@ -79,25 +89,95 @@ def full_changelog(
     insert = ~has_top & add
     delete = has_top & (count > 1) & ~add
     update = has_top & (count > 1) & add
-    if opts.row_deduplicate and update.any():
-        compared = [c for c in value_columns if c not in opts.ignore_fields]
-        top_values = top.take(pa.array(top_row[update].astype("int64"))).select(compared)
-        new_values = merged.take(pa.array(merged_row[update])).select(compared)
-        same = np.ones(int(update.sum()), dtype=bool)
-        for c in compared:
-            a, b = top_values.column(c), new_values.column(c)
-            eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
-            both_null = pc.and_(pc.is_null(a), pc.is_null(b)).to_numpy(zero_copy_only=False)
-            same &= eq | both_null
-        drop = np.flatnonzero(update)[same]
-        update[drop] = False
+    if opts.row_deduplicate:
+        _drop_unchanged(update, top, top_row, merged, merged_row, value_columns, opts)
+    return _assemble(schema, kind_column, insert, delete, update, top, top_row, merged, merged_row)
 
+
+def lookup_changelog(
+    before: pa.Table,
+    after: pa.Table,
+    changed: pa.Table,
+    keys: Sequence[str],
+    value_columns: Sequence[str],
+    kind_column: str,
+    opts: ChangelogOptions,
+    first_row: bool = False,
+) -> pa.Table:
+    """The changelog of the keys in ``changed`` (key columns of the level-0 rows), from their merged
+    rows ``before`` (levels above 0) and ``after`` (all levels), retractions not dropped."""
+    schema = after.schema
+    key_list = list(keys)
+    wanted = changed.select(key_list).group_by(key_list).aggregate([])
+    after = after.join(wanted, key_list, join_type="left semi").sort_by([(k, "ascending") for k in key_list])
+    if after.num_rows == 0:
+        return schema.empty_table()
+    index = after.select(key_list).append_column(_ROW + "a", pa.array(np.arange(after.num_rows), pa.int64()))
+    prior = before.select(key_list).append_column(_ROW, pa.array(np.arange(before.num_rows), pa.int64()))
+    joined = index.join(prior, key_list, join_type="left outer").sort_by(_ROW + "a")
+    after_row = joined.column(_ROW + "a").to_numpy()
+    before_row = joined.column(_ROW).to_numpy(zero_copy_only=False)
+    has_before = ~np.isnan(before_row.astype("float64"))
+    before_row = np.where(has_before, before_row, 0).astype("int64")
+    after_add = np.isin(after.column(kind_column).to_numpy(), (INSERT, UPDATE_AFTER))
+    before_add = has_before.copy()
+    if has_before.any():
+        kinds = before.column(kind_column).to_numpy()
+        before_add[has_before] = np.isin(kinds[before_row[has_before]], (INSERT, UPDATE_AFTER))
+    if first_row:
+        # FirstRowMergeFunctionWrapper: a key an upper level holds keeps its row; new keys are +I.
+        insert = ~has_before & after_add
+        nothing = np.zeros(len(insert), dtype=bool)
+        return _assemble(schema, kind_column, insert, nothing, nothing, before, before_row, after, after_row)
+    insert = ~before_add & after_add
+    delete = before_add & ~after_add
+    update = before_add & after_add
+    if opts.row_deduplicate:
+        _drop_unchanged(update, before, before_row, after, after_row, value_columns, opts)
+    return _assemble(schema, kind_column, insert, delete, update, before, before_row, after, after_row)
+
+
+def _drop_unchanged(
+    update: np.ndarray,
+    old: pa.Table,
+    old_row: np.ndarray,
+    new: pa.Table,
+    new_row: np.ndarray,
+    value_columns: Sequence[str],
+    opts: ChangelogOptions,
+) -> None:
+    """``changelog-producer.row-deduplicate``: no -U/+U where the compared values are equal."""
+    if not update.any():
+        return
+    compared = [c for c in value_columns if c not in opts.ignore_fields]
+    old_values = old.take(pa.array(old_row[update].astype("int64"))).select(compared)
+    new_values = new.take(pa.array(new_row[update])).select(compared)
+    same = np.ones(int(update.sum()), dtype=bool)
+    for c in compared:
+        a, b = old_values.column(c), new_values.column(c)
+        eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+        both_null = pc.and_(pc.is_null(a), pc.is_null(b)).to_numpy(zero_copy_only=False)
+        same &= eq | both_null
+    update[np.flatnonzero(update)[same]] = False
+
+
+def _assemble(
+    schema: pa.Schema,
+    kind_column: str,
+    insert: np.ndarray,
+    delete: np.ndarray,
+    update: np.ndarray,
+    old: pa.Table,
+    old_row: np.ndarray,
+    new: pa.Table,
+    new_row: np.ndarray,
+) -> pa.Table:
     # (position in key order, 0 = before / 1 = after, source table, source row, changelog kind)
     parts: list[tuple[np.ndarray, int, pa.Table, np.ndarray, int]] = [
-        (np.flatnonzero(insert), 1, merged, merged_row[insert], INSERT),
-        (np.flatnonzero(delete), 0, top, top_row[delete], DELETE),
-        (np.flatnonzero(update), 0, top, top_row[update], UPDATE_BEFORE),
-        (np.flatnonzero(update), 1, merged, merged_row[update], UPDATE_AFTER),
+        (np.flatnonzero(insert), 1, new, new_row[insert], INSERT),
+        (np.flatnonzero(delete), 0, old, old_row[delete], DELETE),
+        (np.flatnonzero(update), 0, old, old_row[update], UPDATE_BEFORE),
+        (np.flatnonzero(update), 1, new, new_row[update], UPDATE_AFTER),
     ]
     tables = []
     order = []

@@ -16,10 +16,6 @@ DEFAULT_PK_OPTIONS = {"changelog-producer": "input"}
 
 # option -> {value that is refused: why}. A value of None refuses the option whatever its value.
 _REFUSED: dict[str, dict[str | None, str]] = {
-    "changelog-producer": {
-        "lookup": "lakecdc's compaction does not yet produce a lookup changelog; use 'input' (the default) or "
-        "'full-compaction'",
-    },
     # Found by writing and reading back (AGENTS.md): pypaimon-rust 0.4 aggregates across the delete.
     "aggregation.remove-record-on-delete": {
         "true": "pypaimon-rust's writer and reader do not apply it (they aggregate across the delete)"

@@ -119,7 +119,10 @@ def test_dash_spelling_and_spark_side_options() -> None:
     [
         (["--computed_column", "y=yaer(ts)"], "unknown function 'yaer'"),
         (["--metadata_column", "topic,nope"], "unknown --metadata-column ['nope']"),
-        (["--table_conf", "changelog-producer=lookup"], "changelog-producer=lookup is not supported"),
+        (
+            ["--table_conf", "merge-engine=first-row", "--table_conf", "changelog-producer=input"],
+            "Only support 'none' and 'lookup' changelog-producer",
+        ),
         (["--table_conf", "merge-engine=first-row"], "first-row cannot take the updates and deletes"),
         (["--table_conf", "merge-engine=partial-update"], "set ignore-delete=true, or partial-update.remove"),
         (

@@ -190,16 +190,22 @@ def test_merge_engines_inside_the_job(
     assert "COMPACT" in _kinds(warehouse, "ods.stock")
 
 
-def test_full_compaction_changelog_inside_the_job(
-    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str
+@pytest.mark.parametrize(
+    "conf",
+    [{"changelog-producer": "full-compaction", "full-compaction.delta-commits": "1"}, {"changelog-producer": "lookup"}],
+    ids=["full-compaction", "lookup"],
+)
+def test_compaction_changelog_inside_the_job(
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str, conf: dict[str, str]
 ) -> None:
-    """changelog-producer=full-compaction with a full compaction after every commit: the changelog
-    the COMPACT snapshots carry replays to the table, each key's net change once per commit."""
+    """changelog-producer=full-compaction with a full compaction after every commit, or lookup
+    (level 0 lifted after every commit): the changelog the COMPACT snapshots carry replays to the
+    table, each key's net change once per commit."""
     kafka.create_topic(topic_name, 2)
     stream = generate(keys=60, updates=4, seed=5)
     kafka.produce(topic_name, stream.messages, partition_by_key(2))
-    conf = {"changelog-producer": "full-compaction", "full-compaction.delta-commits": "1", "bucket": "2"}
-    result = run(_settings(warehouse, kafka, topic_name, max_offsets_per_trigger=100, table_conf=conf))
+    table_conf = {**conf, "bucket": "2"}
+    result = run(_settings(warehouse, kafka, topic_name, max_offsets_per_trigger=100, table_conf=table_conf))
     assert result.stats.batches >= 4
     for table in ("orders", "customers"):
         rows = sorted((_typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from schema_evolution.types import int_, varchar
+from schema_evolution.types import bigint, int_, string, varchar
 from sinks import compactor
 from sinks import paimon_store as store
 from sinks.catalog import Catalog
@@ -55,14 +55,16 @@ def test_per_key_rules() -> None:
             zip(out.column(K).to_pylist(), out.column("id").to_pylist(), out.column("v").to_pylist(), strict=True)
         )
 
-    assert log(ChangelogOptions(full_compaction=True)) == [
+    assert log(ChangelogOptions(producer="full-compaction")) == [
         (UPDATE_BEFORE, 2, "b"), (UPDATE_AFTER, 2, "b2"), (INSERT, 3, "c"), (DELETE, 4, "d"),
         (UPDATE_BEFORE, 6, "f"), (UPDATE_AFTER, 6, "f"),
     ]  # fmt: skip
-    assert log(ChangelogOptions(full_compaction=True, row_deduplicate=True)) == [
+    assert log(ChangelogOptions(producer="full-compaction", row_deduplicate=True)) == [
         (UPDATE_BEFORE, 2, "b"), (UPDATE_AFTER, 2, "b2"), (INSERT, 3, "c"), (DELETE, 4, "d"),
     ]  # fmt: skip
-    everything_ignored = ChangelogOptions(full_compaction=True, row_deduplicate=True, ignore_fields=frozenset({"v"}))
+    everything_ignored = ChangelogOptions(
+        producer="full-compaction", row_deduplicate=True, ignore_fields=frozenset({"v"})
+    )
     assert log(everything_ignored) == [(INSERT, 3, "c"), (DELETE, 4, "d")]
 
 
@@ -110,3 +112,59 @@ def test_stream_of_full_compactions_replays_to_the_table(tmp_path: Path, dedupe:
 def _pairs_unchanged(log: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """-U rows immediately followed by a +U of the same key and value."""
     return [a for a, b in itertools.pairwise(log) if a[0] == "-U" and b[0] == "+U" and a[1:] == b[1:]]
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [
+        "deduplicate",
+        "partial-update ignore-delete",
+        "partial-update remove-record-on-delete",
+        "aggregation",
+        "first-row",
+    ],
+)
+def test_lookup_changelog_replays_to_the_table_after_every_commit(tmp_path: Path, engine: str) -> None:
+    """changelog-producer=lookup: the compaction after each commit writes that commit's net change
+    per key, merged as the table's engine merges; replayed, it is the table after every commit."""
+    from tests.sinks.test_merge_engines import ENGINES, _changes, _write
+
+    wh = str(tmp_path / "wh")
+    options = {"bucket": "2", "num-sorted-run.compaction-trigger": "3", **ENGINES.get(engine, {})}
+    options["changelog-producer"] = "lookup"
+    if engine == "aggregation":
+        options["changelog-producer.row-deduplicate"] = "true"
+    fields = [("id", int_()), ("a", bigint()), ("b", string()), ("c", int_())]
+    Catalog(wh).create_table("db.t", fields, ["id"], [], options)
+    rng = random.Random(engine)
+    live: dict[int, dict[str, Any]] = {}
+    replay: dict[int, dict[str, Any]] = {}
+    seen = 0
+    for batch in range(1, 26):
+        _write(wh, batch, _changes(rng, live, rng.randrange(1, 12)))
+        compactor.compact(wh, {}, "db.t", "compactor", batch, full=batch % 9 == 0)
+        log = read_changelog(wh, "db.t", ("id", "a", "b", "c"))
+        for kind, key, *values in log[seen:]:
+            row = dict(zip(("a", "b", "c"), values, strict=True))
+            if kind == "+I":
+                assert key not in replay, f"+I of {key} twice"
+                replay[key] = row
+            elif kind == "+U":
+                assert key in replay
+                replay[key] = row
+            elif kind == "-U":
+                assert replay[key] == row  # the value readers saw before this commit
+            else:
+                assert replay.pop(key) == row
+        seen = len(log)
+        assert [{"id": k, **v} for k, v in sorted(replay.items())] == read_rust(wh, "db.t"), f"after batch {batch}"
+    assert seen > 20
+    kinds = {k for k, *_ in read_changelog(wh, "db.t", ("id", "a", "b", "c"))}
+    # Only remove-record-on-delete removes a key: ignore-delete drops deletes, aggregation retracts
+    # them into the aggregate, first-row keeps the first row.
+    expected = (
+        {"+I"}
+        if engine == "first-row"
+        else {"+I", "-U", "+U"} | ({"-D"} if "remove" in engine or engine == "deduplicate" else set())
+    )
+    assert kinds == expected
