@@ -61,7 +61,7 @@ class MySqlConnection:
 
 
 # Client errors that mean "not reachable right now": can't connect, gone away, lost, server shutting down.
-_UNREACHABLE = {2003, 2006, 2013, 1053}
+UNREACHABLE = {2003, 2006, 2013, 1053}
 
 
 @contextmanager
@@ -84,7 +84,7 @@ def connect(conn: MySqlConnection) -> Iterator[Any]:
                     f"cannot connect to MySQL at {conn.hostname}:{conn.port} over TLS (ssl.mode {conn.ssl.mode}): "
                     f"{exc.args[-1]}. {hint}"
                 ) from None
-            if code in _UNREACHABLE and time.monotonic() + wait < deadline:
+            if code in UNREACHABLE and time.monotonic() + wait < deadline:
                 log.warning("MySQL unreachable, retrying", host=conn.hostname, port=conn.port, wait_s=wait)
                 time.sleep(wait)
                 wait = min(wait * 2, 5.0)

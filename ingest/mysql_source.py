@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ from formats.events import DataChangeEvent, Op, SourceSchema
 from ingest import logs
 from ingest.assembler import ChunkAssembler, GcPaused, ParseSpec
 from ingest.mysql_client import (
+    UNREACHABLE,
     MySqlConnection,
     MySqlSourceError,
     captured_tables,
@@ -477,10 +479,16 @@ def _to_string(spec: MySqlSourceSpec) -> bool:
     return TypeMappingMode.TO_STRING in parse_type_mapping(spec.parse.type_mapping)
 
 
-def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.RecordBatch]:
+class _ChunkChanged(Exception):
+    """The chunk's table changed while the chunk was read: read it again."""
+
+
+ChunkRows = tuple[dict[tuple[Any, ...], dict[str, Any]], dict[str, str], list[str], tuple[str, ...], Position]
+
+
+def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
+    """The chunk's rows as of its HW: (rows by key, column types, keys, columns, HW)."""
     chunk = part.chunk
-    zone = mysql_values.server_zone(spec.server_time_zone)
-    to_string = _to_string(spec)
     name = f"{chunk.database}.{chunk.table}"
     with connect(spec.connection) as c:
         tables = _Tables(spec, c)
@@ -522,10 +530,7 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
                     except DdlError:
                         changed = {name: None}
                     if name in changed:
-                        raise MySqlSourceError(
-                            f"table {name} changed (binlog {position[0]}:{position[1]}) while its snapshot chunk "
-                            f"was read; the micro-batch is retried when the job restarts"
-                        )
+                        raise _ChunkChanged(f"binlog {position[0]}:{position[1]}: {text[:200]}")
 
             for op, _db, _table, before, after, _pos, _ts in _binlog_rows(
                 spec, low, high, spec.server_id + 1 + part.index % spec.server_id_range, {name}, on_ddl, namer
@@ -539,6 +544,44 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
                     rows.pop(tuple(before[k] for k in keys), None)
                 if op is not Op.DELETE and after is not None:
                     rows[key_values] = {col: after.get(col) for col in columns}
+    return rows, types, keys, columns, high
+
+
+def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.RecordBatch]:
+    import pymysql
+
+    chunk = part.chunk
+    zone = mysql_values.server_zone(spec.server_time_zone)
+    to_string = _to_string(spec)
+    name = f"{chunk.database}.{chunk.table}"
+    # Nothing is handed on before the chunk is complete, so a chunk whose connection dropped (a
+    # server restart, a failover) or whose table was altered meanwhile is simply read again.
+    deadline = time.monotonic() + spec.connection.connect_timeout
+    wait, changes = 0.2, 0
+    while True:
+        try:
+            rows, types, keys, columns, high = _read_chunk_rows(spec, part)
+            break
+        except _ChunkChanged as exc:
+            changes += 1
+            if changes > 3:
+                raise MySqlSourceError(
+                    f"table {name} kept changing while its snapshot chunk was read ({exc})"
+                ) from None
+            log.warning("table changed while its snapshot chunk was read; reading it again", table=name, ddl=str(exc))
+        except pymysql.err.MySQLError as exc:
+            code = exc.args[0] if exc.args else None
+            # 1927: the connection was killed, 1317: the query interrupted (KILL, a failover)
+            if code not in (*UNREACHABLE, 1927, 1317) and not isinstance(exc, pymysql.err.InterfaceError):
+                raise
+            if time.monotonic() + wait >= deadline:
+                raise MySqlSourceError(
+                    f"lost the connection to MySQL while reading a snapshot chunk of {name} and could not get it back "
+                    f"within connect.timeout ({exc}); the job can be restarted from its checkpoint"
+                ) from None
+            log.warning("connection lost while reading a snapshot chunk; reading it again", table=name, wait_s=wait)
+            time.sleep(wait)
+            wait = min(wait * 2, 5.0)
     assembler = _assembler(spec, part.index)
     schema = mysql_values.source_schema([(col, types[col]) for col in columns], keys)
     position = SourcePosition(TOPIC, part.index, binlog_offset(high))
@@ -581,7 +624,7 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
     batch = assembler.finish()
     if batch is not None:
         yield batch
-    log.info("snapshot chunk read", table=name, chunk=part.index, rows=len(rows), lw=list(low), hw=list(high))
+    log.info("snapshot chunk read", table=name, chunk=part.index, rows=len(rows), hw=list(high))
 
 
 BinlogRow = tuple[Op, str, str, dict[str, Any] | None, dict[str, Any] | None, Position, int]

@@ -422,3 +422,44 @@ def test_startup_from_a_timestamp_reads_only_later_changes(
     run(_settings(mariadb, warehouse, source_db, mysql_conf=conf))
     # No snapshot: only the changes from that time on (the update of 1 arrives as -U/+U).
     assert read_rust(warehouse, "ods.t") == [{"id": 1, "v": "changed"}, {"id": 3, "v": "after"}]
+
+
+def test_snapshot_chunk_whose_connection_is_killed_is_read_again(
+    mariadb: LocalMariaDB, source_db: str, warehouse: str
+) -> None:
+    """A snapshot SELECT whose connection dies (KILL here; a restart or failover alike) is read
+    again by its task instead of failing the micro-batch."""
+    mariadb.execute(f"CREATE TABLE {source_db}.t (id INT PRIMARY KEY, v TEXT)")
+    conn = mariadb.connect(source_db)
+    with conn.cursor() as cur:
+        for start in range(0, 12000, 2000):
+            cur.executemany("INSERT INTO t VALUES (%s, %s)", [(i, "x" * 3000) for i in range(start, start + 2000)])
+    conn.close()
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def killer() -> None:
+        c = mariadb.connect()
+        with c.cursor() as cur:
+            while not stop.is_set() and len(killed) < 2:
+                cur.execute(
+                    "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE %s AND ID <> CONNECTION_ID()",
+                    (f"SELECT `id`, `v` FROM `{source_db}`.`t`%",),  # a chunk's SELECT, not the planner's
+                )
+                for (pid,) in cur.fetchall():
+                    try:
+                        cur.execute(f"KILL CONNECTION {int(pid)}")
+                        killed.append(int(pid))
+                    except Exception:
+                        pass  # finished meanwhile
+        c.close()
+
+    thread = threading.Thread(target=killer)
+    thread.start()
+    try:
+        run(_settings(mariadb, warehouse, source_db, mysql_conf={"scan.incremental.snapshot.chunk.size": "4000"}))
+    finally:
+        stop.set()
+        thread.join()
+    assert killed, "no snapshot SELECT was caught running"
+    assert _paimon_rows(warehouse, "ods.t", ["id"]) == [(i,) for i in range(12000)]
