@@ -168,6 +168,9 @@ def mysql_source_spec(settings: SyncSettings, state_dir: str) -> MySqlSourceSpec
         server_time_zone=conf.get("server-time-zone", "UTC"),
         chunk_size=int(conf.get("scan.incremental.snapshot.chunk.size", "8096")),
         specific_position=(conf["scan.startup.specific-offset.file"], int(conf["scan.startup.specific-offset.pos"]))
+        if conf.get("scan.startup.mode") == "specific-offset" and "scan.startup.specific-offset.file" in conf
+        else None,
+        specific_gtids=conf.get("scan.startup.specific-offset.gtid-set")
         if conf.get("scan.startup.mode") == "specific-offset"
         else None,
         startup_timestamp_ms=int(conf["scan.startup.timestamp-millis"])

@@ -13,6 +13,7 @@ from typing import Any
 import structlog
 
 from formats.errors import LakeCdcError
+from ingest.mysql_gtid import GtidSet
 from ingest.mysql_ssl import SslSettings
 from schema_evolution.mysql_ddl import Column, TableDef
 
@@ -299,6 +300,47 @@ def plan_chunks(
         previous = b
     ranges.append((previous, None))
     return ranges
+
+
+def position_after_gtids(conn: MySqlConnection, gtids: GtidSet, server_id: int) -> tuple[str, int]:
+    """The binlog position where the first transaction not in ``gtids`` starts
+    (``scan.startup.specific-offset.gtid-set``); the current end when the set holds them all.
+    The binlog is scanned from its first file; the set must cover every transaction before the
+    first one it lacks (a gap would be skipped otherwise, so it is refused)."""
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, RotateEvent
+
+    with connect(conn) as c:
+        files = binlog_files(c)
+        end = master_status(c)
+    stream = BinLogStreamReader(
+        connection_settings=conn.replication_settings(),
+        server_id=server_id,
+        resume_stream=True,
+        log_file=files[0],
+        log_pos=4,
+        blocking=False,  # to the end of the binlog as it is now
+        only_events=[MariadbGtidEvent, GtidEvent, RotateEvent],
+    )
+    first: tuple[str, int, str] | None = None
+    try:
+        for event in stream:
+            if isinstance(event, RotateEvent) or event.packet.log_pos == 0:
+                continue
+            position = (str(stream.log_file), int(event.packet.log_pos))
+            gtid = str(event.gtid)
+            if first is None:
+                if not gtids.contains(gtid):
+                    # log_pos is where the event ends: the transaction starts one event size before.
+                    first = (position[0], position[1] - int(event.packet.event_size), gtid)
+            elif gtids.contains(gtid):
+                raise MySqlSourceError(
+                    f"scan.startup.specific-offset.gtid-set contains {gtid} but not {first[2]} before it: a set "
+                    f"with gaps cannot become one binlog position; give scan.startup.specific-offset.file and .pos"
+                )
+    finally:
+        stream.close()
+    return (first[0], first[1]) if first is not None else end
 
 
 def position_at(conn: MySqlConnection, timestamp_ms: int, server_id: int) -> tuple[str, int]:

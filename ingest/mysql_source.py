@@ -52,6 +52,7 @@ from ingest.mysql_client import (
     connect,
     master_status,
     plan_chunks,
+    position_after_gtids,
     position_at,
     query,
     quote,
@@ -59,6 +60,7 @@ from ingest.mysql_client import (
     table_definitions,
     variables,
 )
+from ingest.mysql_gtid import GtidSet
 from ingest.mysql_schema_history import SchemaHistory
 from ingest.mysql_ssl import SslSettings
 from ingest.routing import TableRouter
@@ -89,6 +91,7 @@ class MySqlSourceSpec:
     server_time_zone: str = "UTC"
     chunk_size: int = 8096
     specific_position: tuple[str, int] | None = None
+    specific_gtids: str | None = None  # a GTID set: start after its transactions (preferred over the position)
     startup_timestamp_ms: int | None = None
     require_primary_key: bool = True
 
@@ -248,6 +251,8 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             elif spec.startup_mode == "earliest-offset":
                 files = query(c, "SHOW BINARY LOGS")
                 position = (str(files[0][0]), 4)
+            elif spec.startup_mode == "specific-offset" and spec.specific_gtids:
+                position = position_after_gtids(spec.connection, GtidSet.parse(spec.specific_gtids), spec.server_id)
             elif spec.startup_mode == "specific-offset":
                 assert spec.specific_position is not None
                 position = spec.specific_position

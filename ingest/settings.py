@@ -45,6 +45,8 @@ MYSQL_CONF_KEYS = {
     "scan.startup.mode": "initial (default), earliest-offset, latest-offset or specific-offset",
     "scan.startup.specific-offset.file": "binlog file for specific-offset",
     "scan.startup.specific-offset.pos": "binlog position for specific-offset",
+    "scan.startup.specific-offset.gtid-set": "GTID set for specific-offset: start after these transactions "
+    "(MySQL uuid:1-5 or MariaDB domain-server-seq)",
     "scan.incremental.snapshot.chunk.size": "rows per snapshot chunk (default 8096)",
     "scan.startup.timestamp-millis": "start time (epoch milliseconds) for scan.startup.mode=timestamp",
     "connect.timeout": "connection timeout, e.g. 30s",
@@ -174,10 +176,9 @@ class SyncSettings(BaseSettings):
                 f"--metadata-column {kafka_only} are Kafka's; the MySQL source has database_name, table_name, op_ts"
             )
         if "scan.startup.specific-offset.gtid-set" in conf:
-            raise ValueError(
-                "scan.startup.specific-offset.gtid-set is not supported yet; give "
-                "scan.startup.specific-offset.file and .pos"
-            )
+            from ingest.mysql_gtid import GtidSet
+
+            GtidSet.parse(conf["scan.startup.specific-offset.gtid-set"])
         for key in conf:
             if key not in MYSQL_CONF_KEYS and not key.startswith("jdbc.properties."):
                 known = ", ".join(sorted(MYSQL_CONF_KEYS))
@@ -217,9 +218,13 @@ class SyncSettings(BaseSettings):
         if mode == "timestamp" and not conf.get("scan.startup.timestamp-millis", "").strip().isdigit():
             raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis (epoch milliseconds)")
         if mode == "specific-offset" and not (
-            conf.get("scan.startup.specific-offset.file") and conf.get("scan.startup.specific-offset.pos")
+            (conf.get("scan.startup.specific-offset.file") and conf.get("scan.startup.specific-offset.pos"))
+            or conf.get("scan.startup.specific-offset.gtid-set")
         ):
-            raise ValueError("scan.startup.mode=specific-offset needs scan.startup.specific-offset.file and .pos")
+            raise ValueError(
+                "scan.startup.mode=specific-offset needs scan.startup.specific-offset.gtid-set, or "
+                "scan.startup.specific-offset.file and .pos"
+            )
         for key in ("port", "scan.incremental.snapshot.chunk.size", "scan.startup.specific-offset.pos"):
             if key in conf and not conf[key].strip().isdigit():
                 raise ValueError(f"--mysql-conf {key}='{conf[key]}' is not a whole number")

@@ -463,3 +463,28 @@ def test_snapshot_chunk_whose_connection_is_killed_is_read_again(
         thread.join()
     assert killed, "no snapshot SELECT was caught running"
     assert _paimon_rows(warehouse, "ods.t", ["id"]) == [(i,) for i in range(12000)]
+
+
+def test_startup_after_a_gtid_set_reads_only_later_transactions(
+    mariadb: LocalMariaDB, source_db: str, warehouse: str
+) -> None:
+    mariadb.execute(f"CREATE TABLE {source_db}.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    mariadb.execute(f"INSERT INTO {source_db}.t VALUES (1, 'before'), (2, 'before')")
+    executed = _global(mariadb, "gtid_binlog_pos")  # MariaDB's form: domain-server-sequence
+    mariadb.execute(
+        f"INSERT INTO {source_db}.t VALUES (3, 'after')", f"UPDATE {source_db}.t SET v = 'changed' WHERE id = 1"
+    )
+    conf = {"scan.startup.mode": "specific-offset", "scan.startup.specific-offset.gtid-set": executed}
+    run(_settings(mariadb, warehouse, source_db, mysql_conf=conf))
+    assert read_rust(warehouse, "ods.t") == [{"id": 1, "v": "changed"}, {"id": 3, "v": "after"}]
+    # A set with a gap cannot become one position: here a later transaction of another
+    # replication domain is in the set, an earlier one of domain 0 is not.
+    conn = mariadb.connect(source_db)
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION gtid_domain_id = 5")
+        cur.execute("INSERT INTO t VALUES (5, 'domain5')")
+    conn.close()
+    gap = f"{executed},5-1-1"
+    conf_gap = {"scan.startup.mode": "specific-offset", "scan.startup.specific-offset.gtid-set": gap}
+    with pytest.raises(JobFailed, match="a set with gaps cannot become one binlog position"):
+        run(_settings(mariadb, f"{warehouse}2", source_db, mysql_conf=conf_gap))
