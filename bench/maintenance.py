@@ -9,7 +9,11 @@ updates over 20k keys, 2 buckets) goes into one table per mode:
 - mor: Paimon's default universal compaction after each commit, plus snapshot expiry;
 - cow: ``full-compaction.delta-commits=1`` (one file per bucket after every commit), plus expiry;
 - mow: ``deletion-vectors.enabled=true`` (readers skip level 0; lakecdc compacts touched buckets
-  fully after every commit instead of writing deletion vectors), plus expiry.
+  fully after every commit instead of writing deletion vectors), plus expiry;
+- lookup: ``changelog-producer=lookup`` (level 0 lifted after every commit, writing that commit's
+  changelog from the bucket's upper levels), plus expiry;
+- full-changelog: ``changelog-producer=full-compaction`` with ``full-compaction.delta-commits=1``
+  (COW that also writes the changelog of each full compaction), plus expiry.
 
 Reported per mode: the time to read the whole table and to commit, at the end; the maintenance
 time per commit; files and manifests the table reads; bytes on disk. Results go to
@@ -41,6 +45,12 @@ MODES: dict[str, dict[str, str]] = {
     "mor": {"snapshot.time-retained": "10 s"},
     "cow": {"full-compaction.delta-commits": "1", "snapshot.time-retained": "10 s"},
     "mow": {"deletion-vectors.enabled": "true", "snapshot.time-retained": "10 s"},
+    "lookup": {"changelog-producer": "lookup", "snapshot.time-retained": "10 s"},
+    "full-changelog": {
+        "changelog-producer": "full-compaction",
+        "full-compaction.delta-commits": "1",
+        "snapshot.time-retained": "10 s",
+    },
 }
 
 
