@@ -44,6 +44,9 @@ class SourceSchema:
     fields: tuple[tuple[str, str | None], ...]
     primary_keys: tuple[str, ...]
     type_system: TypeSystem
+    # Column comments (non-empty ones) and the table comment, where the source has them (MySQL).
+    comments: tuple[tuple[str, str], ...] = ()
+    table_comment: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

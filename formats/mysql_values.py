@@ -232,6 +232,14 @@ def _local_time_text(text: str) -> str:
     return out
 
 
-def source_schema(columns: Sequence[tuple[str, str]], primary_keys: Sequence[str]) -> SourceSchema:
-    """A table's columns with their MySQL column types (information_schema's COLUMN_TYPE)."""
-    return SourceSchema(tuple(columns), tuple(primary_keys), TypeSystem.MYSQL)
+def source_schema(
+    columns: Sequence[tuple[str, str]],
+    primary_keys: Sequence[str],
+    comments: Mapping[str, str] | None = None,
+    table_comment: str | None = None,
+) -> SourceSchema:
+    """A table's columns with their MySQL column types (information_schema's COLUMN_TYPE), and
+    its column and table comments."""
+    kept = tuple((n, c) for n, c in (comments or {}).items() if c)
+    # "" (a table without a comment) is kept apart from None (unknown): Paimon writes MySQL's "".
+    return SourceSchema(tuple(columns), tuple(primary_keys), TypeSystem.MYSQL, kept, table_comment)

@@ -180,7 +180,8 @@ def table_definitions(c: Any, database_regex: str, only: tuple[str, str] | None 
     where, args = ("AND c.TABLE_SCHEMA = %s AND c.TABLE_NAME = %s", only) if only else ("", None)
     rows = query(
         c,
-        "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, c.CHARACTER_SET_NAME "
+        "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, c.CHARACTER_SET_NAME, "
+        "c.COLUMN_COMMENT "
         "FROM information_schema.COLUMNS c JOIN information_schema.TABLES t "
         "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME AND t.TABLE_TYPE = 'BASE TABLE' "
         f"WHERE c.TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') {where} "
@@ -195,22 +196,47 @@ def table_definitions(c: Any, database_regex: str, only: tuple[str, str] | None 
     )
     charsets = query(
         c,
-        "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, a.CHARACTER_SET_NAME FROM information_schema.TABLES c "
+        "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, a.CHARACTER_SET_NAME, c.TABLE_COMMENT FROM information_schema.TABLES c "
         "JOIN information_schema.COLLATION_CHARACTER_SET_APPLICABILITY a ON a.COLLATION_NAME = c.TABLE_COLLATION "
         f"WHERE 1 = 1 {where}",
         args,
     )
     columns: dict[str, list[Column]] = {}
-    for database, table, name, typ, nullable, charset in rows:
+    for database, table, name, typ, nullable, charset, comment in rows:
         if db_re.fullmatch(str(database)):
             columns.setdefault(f"{database}.{table}", []).append(
-                Column(str(name), str(typ), str(nullable).upper() == "YES", None if charset is None else str(charset))
+                Column(
+                    str(name),
+                    str(typ),
+                    str(nullable).upper() == "YES",
+                    None if charset is None else str(charset),
+                    str(comment) if comment else None,
+                )
             )
     primary: dict[str, list[str]] = {}
     for database, table, name in keys:
         primary.setdefault(f"{database}.{table}", []).append(str(name))
-    defaults = {f"{d}.{t}": str(cs) for d, t, cs in charsets}
-    return {n: TableDef(tuple(cols), tuple(primary.get(n, ())), defaults.get(n)) for n, cols in columns.items()}
+    defaults = {f"{d}.{t}": (str(cs), str(tc or "")) for d, t, cs, tc in charsets}
+    return {
+        n: TableDef(tuple(cols), tuple(primary.get(n, ())), *defaults.get(n, (None, None)))
+        for n, cols in columns.items()
+    }
+
+
+def table_comments(c: Any, database: str, table: str) -> tuple[dict[str, str], str | None]:
+    """A table's column comments (non-empty ones) and its comment."""
+    columns = query(
+        c,
+        "SELECT COLUMN_NAME, COLUMN_COMMENT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
+        "AND TABLE_NAME = %s AND COLUMN_COMMENT <> ''",
+        (database, table),
+    )
+    comment = query(
+        c,
+        "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+        (database, table),
+    )
+    return {str(n): str(t) for n, t in columns}, str(comment[0][0] or "") if comment else None
 
 
 def master_status(c: Any) -> tuple[str, int]:

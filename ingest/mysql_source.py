@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ from ingest.mysql_client import (
     query,
     quote,
     table_columns,
+    table_comments,
     table_definitions,
     variables,
 )
@@ -344,6 +345,7 @@ class _Tables:
         self.history = history  # the schema history's definitions, kept current by the reader
         self._types: dict[str, dict[str, str]] = {}
         self._keys: dict[str, list[str]] = {}
+        self._comments: dict[str, tuple[dict[str, str], str | None]] = {}
         self._schemas: dict[tuple[str, tuple[str, ...]], SourceSchema] = {}
 
     def refresh(self, database: str, table: str) -> None:
@@ -351,10 +353,13 @@ class _Tables:
         definition = self.history.get(name) if self.history is not None else None
         if definition is not None:
             columns, keys = _columns_of(definition), list(definition.primary_key)
+            comments = ({c.name: c.comment for c in definition.columns if c.comment}, definition.comment)
         else:  # no history, or one that gave up on this table (FULL row metadata only)
             columns, keys = table_columns(self.c, database, table)
+            comments = table_comments(self.c, database, table)
         self._types[name] = dict(columns)
         self._keys[name] = keys
+        self._comments[name] = comments
         self._schemas = {k: v for k, v in self._schemas.items() if k[0] != name}
 
     def invalidate(self, name: str) -> None:
@@ -371,6 +376,15 @@ class _Tables:
         self.types(database, table)
         return self._keys[f"{database}.{table}"]
 
+    def source_schema(self, database: str, table: str, columns: Sequence[str] | None = None) -> SourceSchema:
+        """The table's columns (all, or ``columns``) with types, keys and comments."""
+        types = self.types(database, table)
+        comments, table_comment = self._comments[f"{database}.{table}"]
+        names = list(types) if columns is None else columns
+        return mysql_values.source_schema(
+            [(c, types[c]) for c in names], self.keys(database, table), comments, table_comment
+        )
+
     def schema(self, database: str, table: str, columns: tuple[str, ...]) -> SourceSchema:
         name = f"{database}.{table}"
         found = self._schemas.get((name, columns))
@@ -382,7 +396,7 @@ class _Tables:
             missing = [c for c in columns if c not in types]
             if missing:
                 raise MySqlSourceError(f"table {name}: binlog rows name columns {missing} the table does not have")
-            found = mysql_values.source_schema([(c, types[c]) for c in columns], self.keys(database, table))
+            found = self.source_schema(database, table, columns)
             self._schemas[(name, columns)] = found
         return found
 
@@ -488,11 +502,11 @@ class _ChunkChanged(Exception):
     """The chunk's table changed while the chunk was read: read it again."""
 
 
-ChunkRows = tuple[dict[tuple[Any, ...], dict[str, Any]], dict[str, str], list[str], tuple[str, ...], Position]
+ChunkRows = tuple[dict[tuple[Any, ...], dict[str, Any]], dict[str, str], Position, SourceSchema]
 
 
 def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
-    """The chunk's rows as of its HW: (rows by key, column types, keys, columns, HW)."""
+    """The chunk's rows as of its HW: (rows by key, column types, HW, schema)."""
     chunk = part.chunk
     name = f"{chunk.database}.{chunk.table}"
     with connect(spec.connection) as c:
@@ -500,6 +514,9 @@ def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
         types = tables.types(chunk.database, chunk.table)
         keys = tables.keys(chunk.database, chunk.table) or list(spec.parse.primary_keys)
         columns = tuple(types)
+        schema = tables.source_schema(chunk.database, chunk.table)
+        if keys != schema.primary_keys:
+            schema = replace(schema, primary_keys=tuple(keys))
         low = master_status(c)
         where, args = "", []
         if chunk.lo is not None or chunk.hi is not None:
@@ -549,7 +566,7 @@ def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
                     rows.pop(tuple(before[k] for k in keys), None)
                 if op is not Op.DELETE and after is not None:
                     rows[key_values] = {col: after.get(col) for col in columns}
-    return rows, types, keys, columns, high
+    return rows, types, high, schema
 
 
 def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.RecordBatch]:
@@ -565,7 +582,7 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
     wait, changes = 0.2, 0
     while True:
         try:
-            rows, types, keys, columns, high = _read_chunk_rows(spec, part)
+            rows, types, high, schema = _read_chunk_rows(spec, part)
             break
         except _ChunkChanged as exc:
             changes += 1
@@ -588,7 +605,6 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
             time.sleep(wait)
             wait = min(wait * 2, 5.0)
     assembler = _assembler(spec, part.index)
-    schema = mysql_values.source_schema([(col, types[col]) for col in columns], keys)
     position = SourcePosition(TOPIC, part.index, binlog_offset(high))
     events = [
         DataChangeEvent(
@@ -756,7 +772,7 @@ def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.Rec
             except Exception:  # dropped again since: nothing to declare
                 return
             if columns and (keys or spec.parse.primary_keys):
-                schema = mysql_values.source_schema(columns, keys)
+                schema = tables.source_schema(database, table)
                 event = DataChangeEvent(Op.INSERT, database, table, schema, None, {}, ts)
                 assembler.declare(event, SourcePosition(TOPIC, 1 << 20, binlog_offset(position)))
 

@@ -50,6 +50,7 @@ MYSQL_CONF_KEYS = {
     "scan.incremental.snapshot.chunk.size": "rows per snapshot chunk (default 8096)",
     "scan.startup.timestamp-millis": "start time (epoch milliseconds) for scan.startup.mode=timestamp",
     "connect.timeout": "connection timeout, e.g. 30s",
+    "debezium.include.schema.comments": "accepted: lakecdc always copies column and table comments",
     "heartbeat.interval": "accepted (e.g. 30s): every micro-batch moves the binlog offset to the server's "
     "current position, which is what Flink CDC's heartbeats do for idle tables",
     **SSL_KEYS,

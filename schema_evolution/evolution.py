@@ -7,8 +7,8 @@ function of its arguments.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import Enum
 
 from schema_evolution.errors import IncompatibleTypeChange
@@ -21,6 +21,16 @@ class Verdict(Enum):
     CONVERT = "convert"  # widen the table column to the new type
     IGNORE = "ignore"  # the table keeps its type (the same, or wider than the record's)
     EXCEPTION = "exception"  # no safe conversion: stop and tell the user
+
+
+@dataclass(frozen=True, slots=True)
+class Comments:
+    """Column and table comments of a record (the source's) and of the table, for ``diff``."""
+
+    record: Mapping[str, str] = field(default_factory=dict)
+    table: Mapping[str, str] = field(default_factory=dict)
+    record_table: str | None = None
+    table_comment: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +47,18 @@ class UpdateColumnType:
     new: PaimonType
 
 
-SchemaChange = AddColumn | UpdateColumnType
+@dataclass(frozen=True, slots=True)
+class UpdateColumnComment:
+    name: str
+    comment: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateTableComment:
+    comment: str
+
+
+SchemaChange = AddColumn | UpdateColumnType | UpdateColumnComment | UpdateTableComment
 
 _STRINGS = (Root.CHAR, Root.VARCHAR)
 _BINARIES = (Root.BINARY, Root.VARBINARY)
@@ -86,20 +107,27 @@ def diff(
     table_fields: Sequence[tuple[str, PaimonType]],
     record_fields: Sequence[tuple[str, PaimonType]],
     modes: frozenset[TypeMappingMode] = frozenset(),
+    comments: Comments | None = None,
 ) -> list[SchemaChange]:
     """The changes that let ``table`` hold a record of ``record_fields``.
 
     Fields the table lacks are added (nullable, at the end); fields the record lacks are left
-    alone (Paimon ignores DROP COLUMN); changed types follow ``can_convert``.
+    alone (Paimon ignores DROP COLUMN); changed types follow ``can_convert``. With ``comments``,
+    a comment the source gives (never an empty one) replaces the table's, as Paimon's MySQL action
+    follows ``COMMENT`` clauses.
     """
     current = {name: typ for name, typ in table_fields}
     changes: list[SchemaChange] = []
+    comments = comments or Comments()
     for name, new in record_fields:
         old = current.get(name)
+        wanted = comments.record.get(name)
         if old is None:
-            changes.append(AddColumn(name, new.with_nullable(True)))
+            changes.append(AddColumn(name, new.with_nullable(True), wanted or None))
             current[name] = new
             continue
+        if wanted and wanted != comments.table.get(name):
+            changes.append(UpdateColumnComment(name, wanted))
         verdict = can_convert(old, new, modes)
         if verdict is Verdict.CONVERT:
             target = decimal_union(old, new) if old.root is new.root is Root.DECIMAL else new
@@ -113,4 +141,6 @@ def diff(
                 "Either keep the source type compatible, sync into a new table, or use "
                 "--type-mapping to-string (or allow-non-string-to-string) so the column is kept as STRING.",
             )
+    if comments.record_table and comments.record_table != comments.table_comment:
+        changes.append(UpdateTableComment(comments.record_table))
     return changes

@@ -58,6 +58,7 @@ class Column:
     type: str  # as information_schema's COLUMN_TYPE spells it: "bigint(20) unsigned", "enum('a','b')"
     nullable: bool = True
     charset: str | None = None  # of string columns, when the DDL or the table's default names it
+    comment: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +66,17 @@ class TableDef:
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...] = ()
     charset: str | None = None  # the table's default character set
+    comment: str | None = None
 
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
 
     def to_json(self) -> dict[str, object]:
         return {
-            "columns": [[c.name, c.type, c.nullable, c.charset] for c in self.columns],
+            "columns": [[c.name, c.type, c.nullable, c.charset, c.comment] for c in self.columns],
             "primary_key": list(self.primary_key),
             "charset": self.charset,
+            "comment": self.comment,
         }
 
     @staticmethod
@@ -82,12 +85,20 @@ class TableDef:
         assert isinstance(columns, list)
         pk = d["primary_key"]
         assert isinstance(pk, list)
-        charset = d.get("charset")
+        charset, comment = d.get("charset"), d.get("comment")
         return TableDef(
-            tuple(Column(str(n), str(t), bool(nl), None if cs is None else str(cs)) for n, t, nl, cs in columns),
+            tuple(
+                Column(str(c[0]), str(c[1]), bool(c[2]), _opt(c[3]), _opt(c[4]) if len(c) > 4 else None)
+                for c in columns
+            ),
             tuple(str(k) for k in pk),
-            None if charset is None else str(charset),
+            _opt(charset),
+            _opt(comment),
         )
+
+
+def _opt(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 Catalog = Mapping[str, TableDef]  # "db.table" -> definition
@@ -163,7 +174,15 @@ def _create(catalog: Catalog, tree: exp.Create, default_db: str | None) -> Chang
             primary = tuple(_ident(e) for e in key.expressions)
     primary = _spelled(primary, columns)
     columns = [replace(c, nullable=False) if c.name in primary else c for c in columns]
-    return {name: TableDef(tuple(columns), primary, charset)}
+    return {name: TableDef(tuple(columns), primary, charset, _table_comment(tree.args.get("properties")))}
+
+
+def _table_comment(properties: exp.Expression | list[exp.Expression] | None) -> str | None:
+    items = properties.expressions if isinstance(properties, exp.Properties) else properties or []
+    for prop in items:
+        if isinstance(prop, exp.SchemaCommentProperty):
+            return str(prop.this.this) if isinstance(prop.this, exp.Literal) else prop.this.name
+    return None
 
 
 def _spelled(keys: Sequence[str], columns: Sequence[Column]) -> tuple[str, ...]:
@@ -217,6 +236,9 @@ def _alter(catalog: Catalog, tree: exp.Alter, default_db: str | None) -> Changes
             name = target
         else:
             definition = _alter_action(definition, action, name)
+    comment = _table_comment(tree.args.get("options"))
+    if comment is not None:
+        definition = replace(definition, comment=comment)
     changes[name] = definition
     return changes
 
@@ -430,6 +452,7 @@ def _column(definition: exp.ColumnDef, table_charset: str | None) -> tuple[Colum
     if not isinstance(kind, exp.DataType):
         raise DdlError(f"column {definition.name} has no type")
     nullable, key, charset, zerofill = True, False, None, False
+    comment: str | None = None
     for constraint in definition.args.get("constraints") or []:
         c = constraint.args.get("kind")
         if isinstance(c, exp.NotNullColumnConstraint):
@@ -440,6 +463,8 @@ def _column(definition: exp.ColumnDef, table_charset: str | None) -> tuple[Colum
             charset = _ident(c.this).lower()
         elif isinstance(c, exp.ZeroFillColumnConstraint):
             zerofill = True
+        elif isinstance(c, exp.CommentColumnConstraint):
+            comment = str(c.this.this) if isinstance(c.this, exp.Literal) else c.this.name
     text = _type_text(kind)
     if text == "serial":  # BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
         text, nullable = "bigint(20) unsigned", False
@@ -447,7 +472,7 @@ def _column(definition: exp.ColumnDef, table_charset: str | None) -> tuple[Colum
         text += " unsigned zerofill" if " unsigned" not in text else " zerofill"
     if _is_text(text):
         charset = charset or table_charset
-    return Column(definition.name, text, nullable, charset), key
+    return Column(definition.name, text, nullable, charset, comment or None), key
 
 
 def _type_text(kind: exp.DataType) -> str:

@@ -15,7 +15,7 @@ from pypaimon.catalog.catalog_exception import TableNotExistException
 from pypaimon.schema.data_types import ArrayType, AtomicType, DataField, DataType
 from pypaimon.schema.schema_change import SchemaChange as PaimonSchemaChange
 
-from schema_evolution.evolution import AddColumn, SchemaChange, UpdateColumnType
+from schema_evolution.evolution import AddColumn, SchemaChange, UpdateColumnComment, UpdateColumnType
 from schema_evolution.types import PaimonType, Root, parse_type
 from sinks.layout import TableLayout
 from sinks.merge_engines import MergeOptions
@@ -64,6 +64,8 @@ class Catalog:
             partition_keys=tuple(schema.partition_keys),
             schema_id=int(schema.id),
             refuses_retractions=refuses,
+            comments=tuple((f.name, str(f.description)) for f in schema.fields if f.description),
+            table_comment=schema.comment,
         )
 
     def latest_commit_user(self, identifier: str) -> str | None:
@@ -83,10 +85,16 @@ class Catalog:
         partition_keys: Sequence[str],
         options: Mapping[str, str],
         comment: str | None = None,
+        descriptions: Mapping[str, str] | None = None,
     ) -> TableLayout:
         pk = set(primary_keys)
         data_fields = [
-            DataField(i, name, to_pypaimon_type(typ.with_nullable(typ.nullable and name not in pk)))
+            DataField(
+                i,
+                name,
+                to_pypaimon_type(typ.with_nullable(typ.nullable and name not in pk)),
+                (descriptions or {}).get(name),
+            )
             for i, (name, typ) in enumerate(fields)
         ]
         schema = Schema(
@@ -122,12 +130,17 @@ class Catalog:
                 paimon_changes.append(
                     PaimonSchemaChange.update_column_type(change.name, to_pypaimon_type(change.new), True)
                 )
+            elif isinstance(change, UpdateColumnComment):
+                if dict(layout.comments).get(change.name) != change.comment and change.name in current:
+                    paimon_changes.append(PaimonSchemaChange.update_column_comment(change.name, change.comment))
+            elif layout.table_comment != change.comment:  # UpdateTableComment
+                paimon_changes.append(PaimonSchemaChange.update_comment(change.comment))
         if paimon_changes:
             self._catalog.alter_table(layout.identifier, paimon_changes, False)
             log.info(
                 "table altered",
                 table=layout.identifier,
-                changes=[f"{type(c).__name__}({c.name})" for c in changes],
+                changes=[f"{type(c).__name__}({getattr(c, 'name', '')})" for c in changes],
             )
         new_layout = self.load_layout(layout.identifier)
         assert new_layout is not None

@@ -141,7 +141,11 @@ def record_schema(
         fields.append((column.name, types[column.name]))
     if metadata is not None:
         fields.extend(metadata.fields())
-    return RecordSchema(tuple(fields), primary_keys_override or source.primary_keys, source_table)
+    names = {n for n, _ in fields}
+    comments = tuple((n, c) for n, c in source.comments if n in names)
+    return RecordSchema(
+        tuple(fields), primary_keys_override or source.primary_keys, source_table, comments, source.table_comment
+    )
 
 
 @dataclass

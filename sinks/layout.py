@@ -22,6 +22,8 @@ class TableLayout:
     schema_id: int
     # Why the table's merge engine cannot take -U/-D rows (None: it can): see MergeOptions.
     refuses_retractions: str | None = None
+    comments: tuple[tuple[str, str], ...] = ()  # column descriptions (non-empty ones)
+    table_comment: str | None = None
 
     @property
     def has_primary_key(self) -> bool:
@@ -45,16 +47,20 @@ class RecordSchema:
     fields: tuple[tuple[str, PaimonType], ...]
     primary_keys: tuple[str, ...]
     source_table: str  # "db.table" as the message named it, for messages and errors
+    comments: tuple[tuple[str, str], ...] = ()  # the source's column comments (non-empty ones)
+    table_comment: str | None = None
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "fields": [[n, t.sql()] for n, t in self.fields],
-                "primary_keys": list(self.primary_keys),
-                "source_table": self.source_table,
-            },
-            separators=(",", ":"),
-        )
+        body: dict[str, object] = {
+            "fields": [[n, t.sql()] for n, t in self.fields],
+            "primary_keys": list(self.primary_keys),
+            "source_table": self.source_table,
+        }
+        if self.comments:
+            body["comments"] = [list(c) for c in self.comments]
+        if self.table_comment is not None:
+            body["table_comment"] = self.table_comment
+        return json.dumps(body, separators=(",", ":"))
 
     @staticmethod
     def from_json(text: str) -> RecordSchema:
@@ -63,4 +69,6 @@ class RecordSchema:
             tuple((n, parse_type(t)) for n, t in d["fields"]),
             tuple(d["primary_keys"]),
             d["source_table"],
+            tuple((n, c) for n, c in d.get("comments", ())),
+            d.get("table_comment"),
         )

@@ -11,7 +11,7 @@ from pathlib import Path
 import structlog
 
 from formats.errors import LakeCdcError
-from schema_evolution.evolution import diff
+from schema_evolution.evolution import Comments, diff
 from schema_evolution.type_mapping import TypeMappingMode
 from sinks.catalog import Catalog
 from sinks.layout import RecordSchema, TableLayout
@@ -88,7 +88,10 @@ class TablePreparer:
                 else:
                     if table not in self._verified:
                         self._verify_existing(table, layout, record)
-                    layout = self.catalog.apply(layout, diff(table, layout.fields, record.fields, self.policy.modes))
+                    comments = Comments(dict(record.comments), dict(layout.comments), record.table_comment,
+                                        layout.table_comment)  # fmt: skip
+                    changes = diff(table, layout.fields, record.fields, self.policy.modes, comments)
+                    layout = self.catalog.apply(layout, changes)
                 self._verified.add(table)
                 layouts[table] = layout
             except LakeCdcError as exc:
@@ -164,4 +167,6 @@ class TablePreparer:
         options = table_options(self.policy.table_conf, has_primary_key=bool(pks))
         if not pks:
             log.warning("source table has no primary key: creating an append table", table=table)
-        return self.catalog.create_table(table, record.fields, pks, partition_keys, options)
+        return self.catalog.create_table(
+            table, record.fields, pks, partition_keys, options, record.table_comment, dict(record.comments)
+        )

@@ -56,6 +56,14 @@ def paimon_schema(warehouse: str, table: str) -> list[tuple[str, str]]:
     return [(f.name, str(f.type)) for f in schema.fields]
 
 
+def paimon_comments(warehouse: str, table: str) -> tuple[str | None, dict[str, str]]:
+    """The table's comment and its columns' descriptions (those that have one), read with pypaimon."""
+    from pypaimon import CatalogFactory
+
+    schema = CatalogFactory.create({"warehouse": warehouse}).get_table(table).table_schema
+    return schema.comment, {f.name: f.description for f in schema.fields if f.description}
+
+
 def java_rows(warehouse: str, table: str) -> list[str]:
     """The table's rows in the notation of Paimon's Java ITCases (``+I[1, one, NULL]``), so their
     expected results can be compared verbatim. Row order is not significant: sorted."""

@@ -17,8 +17,9 @@ import pytest
 from deploy.local_mariadb import LocalMariaDB
 from ingest.job import JobFailed, run
 from ingest.settings import SyncSettings
+from schema_evolution.types import parse_type
 from tests.mysql_setup import load_paimon_script, paimon_conf
-from tests.paimon_read import java_rows, paimon_schema
+from tests.paimon_read import java_rows, paimon_comments, paimon_schema
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +61,9 @@ def test_schema_evolution(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
     db, wh = paimon_mysql, str(tmp_path)
     args = {"partition_keys": ("pt",), "primary_keys": ("pt", "_id"), "table_conf": {"bucket": "2"}}
     _run(db, wh, "paimon_sync_table", r"schema_evolution_\d+", **args)
-    # checkTableSchema: the table exists before any row (Paimon also copies column comments; lakecdc does not).
+    # checkTableSchema: the table exists before any row, with the source's column comments.
     assert paimon_schema(wh, "default.t") == [("pt", "INT NOT NULL"), ("_id", "INT NOT NULL"), ("v1", "VARCHAR(10)")]
+    assert paimon_comments(wh, "default.t") == ("", {"pt": "primary", "_id": "_id", "v1": "v1"})
     s = "paimon_sync_table"
     _sql(db, s, "INSERT INTO schema_evolution_1 VALUES (1, 1, 'one')",
          "INSERT INTO schema_evolution_2 VALUES (1, 2, 'two'), (2, 4, 'four')")  # fmt: skip
@@ -144,6 +146,49 @@ def test_schema_evolution(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
          "+I[1, 9, nine, 90000000000, 99999.999, [110, 105, 110, 101, 46, 98, 105, 110, 46, 108, 111, 110, 103], "
          "9.00000000009]"],
     )  # fmt: skip
+
+
+def test_schema_evolution_with_comment(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # MySqlSyncTableActionITCase.testSchemaEvolutionWithComment
+    db, wh = paimon_mysql, str(tmp_path)
+    s = "paimon_sync_table"
+    conf = {"debezium.include.schema.comments": "true", "jdbc.properties.useInformationSchema": "true"}
+    args = {"primary_keys": ("_id",), "table_conf": {"bucket": "2"}, "mysql_conf": conf}
+    _run(db, wh, s, "schema_evolution_comment", **args)
+    assert paimon_comments(wh, "default.t")[0] == "schema_evolution_comment"
+    _sql(
+        db, s,
+        "ALTER TABLE schema_evolution_comment COMMENT 'table_comment_new'",
+        "INSERT INTO schema_evolution_comment VALUES (1, 'one')",
+    )  # fmt: skip
+    _run(db, wh, s, "schema_evolution_comment", **args)
+    assert java_rows(wh, "default.t") == ["+I[1, one]"]
+    _sql(
+        db, s,
+        "ALTER TABLE schema_evolution_comment MODIFY COLUMN v1 VARCHAR(20) COMMENT 'v1-new'",
+        "INSERT INTO schema_evolution_comment VALUES (2, 'two')",
+        "ALTER TABLE schema_evolution_comment ADD COLUMN v2 INT COMMENT 'v2'",
+        "INSERT INTO schema_evolution_comment VALUES (3, 'three', 30)",
+    )  # fmt: skip
+    _run(db, wh, s, "schema_evolution_comment", **args)
+    assert java_rows(wh, "default.t") == ["+I[1, one, NULL]", "+I[2, two, NULL]", "+I[3, three, 30]"]
+    assert paimon_schema(wh, "default.t") == [("_id", "INT NOT NULL"), ("v1", "VARCHAR(20)"), ("v2", "INT")]
+    assert paimon_comments(wh, "default.t") == ("table_comment_new", {"_id": "primary", "v1": "v1-new", "v2": "v2"})
+
+
+def test_column_comments_of_an_existing_table_stay(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # MySqlSyncTableActionITCase.testColumnCommentChangeInExistingTable: the source has a comment
+    # for c2 only (the same); the Paimon table's comments stay as they were.
+    from sinks.catalog import Catalog
+
+    db, wh = paimon_mysql, str(tmp_path)
+    fields = [(n, parse_type(t)) for n, t in (("pk", "INT NOT NULL"), ("c1", "DATE"), ("c2", "VARCHAR(10) NOT NULL"))]
+    Catalog(wh).create_table(
+        "default.t", fields, ["pk"], [], {"bucket": "1"},
+        descriptions={"pk": "pk comment", "c1": "c1 comment", "c2": "c2 comment"},
+    )  # fmt: skip
+    _run(db, wh, "paimon_sync_table", "test_exist_column_comment_change", primary_keys=("pk",))
+    assert paimon_comments(wh, "default.t")[1] == {"pk": "pk comment", "c1": "c1 comment", "c2": "c2 comment"}
 
 
 def test_multiple_schema_evolutions(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:

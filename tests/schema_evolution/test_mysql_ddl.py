@@ -22,6 +22,9 @@ class Case:
 
 
 def _column(text: str) -> Column:
+    comment = None
+    if " ~" in text:
+        text, comment = text.split(" ~", 1)
     charset = None
     if " @" in text:
         text, charset = text.rsplit(" @", 1)
@@ -31,7 +34,7 @@ def _column(text: str) -> Column:
     words = text.split(" ")
     for i in range(1, len(words)):
         if words[i].split("(")[0] in _TYPES:
-            return Column(" ".join(words[:i]), " ".join(words[i:]), nullable, charset)
+            return Column(" ".join(words[:i]), " ".join(words[i:]), nullable, charset, comment)
     raise ValueError(f"no type in {text!r}")
 
 
@@ -92,3 +95,23 @@ def test_member_values_and_round_trip() -> None:
     assert member_values("enum('x','y''s','a,b')") == ["x", "y's", "a,b"]
     table = _apply(["CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(3) CHARACTER SET latin1)"])["d.t"]
     assert TableDef.from_json(table.to_json()) == table
+
+
+def test_comments_follow_create_alter_and_modify() -> None:
+    # Paimon's MySqlSyncTableActionITCase.testSchemaEvolutionWithComment, statement by statement.
+    catalog = _apply(
+        [
+            "CREATE TABLE schema_evolution_comment (_id INT comment 'primary', v1 VARCHAR(10) comment 'v1', "
+            "PRIMARY KEY (_id)) COMMENT 'schema_evolution_comment'",
+            "ALTER TABLE schema_evolution_comment COMMENT 'table_comment_new'",
+            "ALTER TABLE schema_evolution_comment MODIFY COLUMN v1 VARCHAR(20) COMMENT 'v1-new'",
+            "ALTER TABLE schema_evolution_comment ADD COLUMN v2 INT COMMENT 'v2'",
+        ]
+    )
+    table = catalog["d.schema_evolution_comment"]
+    assert table.comment == "table_comment_new"
+    assert [(c.name, c.type, c.comment) for c in table.columns] == [
+        ("_id", "int", "primary"),
+        ("v1", "varchar(20)", "v1-new"),
+        ("v2", "int", "v2"),
+    ]
