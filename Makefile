@@ -36,7 +36,7 @@ demo: $(STAMP) ## local broker + sample CDC stream for two tables -> kafka-sync-
 bench: $(STAMP) ## benchmarks vs a single-process floor and a naive peer (1M messages; ~10 min) -> bench/results/
 	$(PY) -m bench.run
 
-bench-maintenance: $(STAMP) ## read/commit time after 1,000 commits with no maintenance, MOR and COW (~5 min)
+bench-maintenance: $(STAMP) ## read/commit time after 1,000 commits: no maintenance, MOR, COW, MOW, lookup, full-compaction changelog (~10 min)
 	$(PY) -m bench.maintenance
 
 bench-mysql: $(STAMP) ## MySQL snapshot rows/s and binlog rows/s vs pymysql / mysql-replication floors (~3 min)
