@@ -90,13 +90,12 @@ def merge_rows(
     return merged.filter(pc.invert(pc.is_in(kinds, pa.array(store.RETRACT_KINDS, pa.int8()))))
 
 
-def _without_older_keys(table: Any, task: BucketTask, schema: store.KeyedSchema, merged: pa.Table) -> pa.Table:
+def _without_older_keys(older: Sequence[pa.Table], keys: Sequence[str], merged: pa.Table) -> pa.Table:
     """first-row: drop merged rows whose key an older file of the bucket holds (Paimon's lookup
     compaction). Readers of first-row tables read the levels above 0 without merging them, so
     a key must live in one of them only, with its first row."""
-    keys = list(schema.keys)
-    older = [store.read_data_file(table, task.partition, task.bucket, f, schema).select(keys) for f in task.lookup]
-    seen = pa.concat_tables(older).group_by(keys).aggregate([])
+    keys = list(keys)
+    seen = pa.concat_tables([t.select(keys) for t in older]).group_by(keys).aggregate([])
     kept = merged.join(seen, keys, join_type="left anti")
     return kept.take(pc.sort_indices(kept, sort_keys=[(k, "ascending") for k in keys])).select(merged.column_names)
 
@@ -148,19 +147,24 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
         changelog = full_changelog(rows, from_top, merged, schema.keys, values, store.SEQUENCE, store.KIND, log_options)
         kinds = merged.column(store.KIND).combine_chunks()
         merged = merged.filter(pc.invert(pc.is_in(kinds, pa.array(store.RETRACT_KINDS, pa.int8()))))
-    elif task.changelog == "lookup":
-        level0 = np.concatenate([np.full(p.num_rows, f.level == 0) for p, f in zip(parts, files, strict=True)])
-        if level0.any():
-            older = [store.read_data_file(table, task.partition, task.bucket, f, schema) for f in task.lookup]
-            upper = pa.concat_tables([rows.filter(pa.array(~level0)), *older])
-            before = merge(upper, False)
-            now = merge(pa.concat_tables([rows, *older]), False)
-            changed = rows.filter(pa.array(level0)).select(list(schema.keys))
-            changelog = lookup_changelog(
-                before, now, changed, schema.keys, values, store.KIND, log_options, engine.engine == "first-row"
-            )
-    if task.lookup and engine.engine == "first-row":
-        merged = _without_older_keys(table, task, schema, merged)
+    level0 = np.concatenate([np.full(p.num_rows, f.level == 0) for p, f in zip(parts, files, strict=True)])
+    lookup_log = task.changelog == "lookup" and bool(level0.any())
+    # The bucket's other files, read once: first-row's lookup and the lookup changelog both need them.
+    older = (
+        [store.read_data_file(table, task.partition, task.bucket, f, schema) for f in task.lookup]
+        if lookup_log or engine.engine == "first-row"
+        else []
+    )
+    if lookup_log:
+        upper = pa.concat_tables([rows.filter(pa.array(~level0)), *older])
+        before = merge(upper, False)
+        now = merge(pa.concat_tables([rows, *older]), False)
+        changed = rows.filter(pa.array(level0)).select(list(schema.keys))
+        changelog = lookup_changelog(
+            before, now, changed, schema.keys, values, store.KIND, log_options, engine.engine == "first-row"
+        )
+    if older and engine.engine == "first-row":
+        merged = _without_older_keys(older, schema.keys, merged)
     target = CompactionOptions.from_table_options(options).target_file_size
     after: list[Any] = []
     logs: list[Any] = []
