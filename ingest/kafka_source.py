@@ -262,12 +262,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 if high > s:
                     available[(topic, p)] = (s, high)
         budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        total = sum(h - s for s, h in available.values())
-        for (topic, p), (s, h) in available.items():
-            n = h - s
-            if budget is not None and total > budget:
-                n = max(1, math.floor(n * budget / total))
-            end[topic][p] = s + n
+        counts = {tp: h - s for tp, (s, h) in available.items()}
+        if budget is not None and sum(counts.values()) > budget:
+            counts = share_budget(counts, budget)
+        for (topic, p), n in counts.items():
+            end[topic][p] = available[(topic, p)][0] + n
         return end
 
     def reportLatestOffset(self) -> dict | None:
@@ -333,6 +332,24 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._meta is not None:
             self._meta.close()
             self._meta = None
+
+
+def share_budget(counts: Mapping[tuple[str, str], int], budget: int) -> dict[tuple[str, str], int]:
+    """Split a micro-batch's message budget over partitions in proportion to what each has waiting,
+    using the whole budget (largest remainders get the rounding): a floor-rounded share would leave a
+    few messages per partition behind, and each such tail costs a whole micro-batch of its own.
+    Every partition with messages gets at least one, so none starves."""
+    total = sum(counts.values())
+    shares = {tp: max(1, n * budget // total) for tp, n in counts.items()}
+    left = budget - sum(shares.values())
+    by_remainder = sorted(counts, key=lambda tp: (-(counts[tp] * budget % total), tp))
+    for tp in by_remainder:
+        if left <= 0:
+            break
+        if shares[tp] < counts[tp]:
+            shares[tp] += 1
+            left -= 1
+    return shares
 
 
 def parse_specific_offsets(text: str) -> dict[int, int]:

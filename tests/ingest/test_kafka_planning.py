@@ -44,3 +44,18 @@ def test_specific_offsets_syntax() -> None:
     assert parse_specific_offsets("partition:0,offset:42;partition:1,offset:300") == {0: 42, 1: 300}
     with pytest.raises(ValueError, match="expected partition:N,offset:M"):
         parse_specific_offsets("0:42")
+
+
+def test_read_limit_is_used_whole_so_no_tail_batch_is_left() -> None:
+    # Floor-rounded shares of 500 over these partitions leave 1-3 messages behind, which cost a
+    # micro-batch of their own; the whole budget is used, so two batches read everything.
+    reader = _reader()
+    reader._target = {"t": {"0": 250, "1": 249, "2": 251, "3": 250}}
+    start = {"t": {"0": 0, "1": 0, "2": 0, "3": 0}}
+    first = reader.latestOffset(start, ReadMaxRows(500))
+    assert sum(first["t"].values()) == 500
+    assert all(abs(first["t"][p] - reader._target["t"][p] / 2) <= 1 for p in first["t"])
+    assert reader.latestOffset(first, ReadMaxRows(500)) == reader._target
+    # a partition with little waiting still gets a message: none starves behind the big ones
+    reader._target = {"t": {"0": 10_000, "1": 1}}
+    assert reader.latestOffset({"t": {"0": 0, "1": 0}}, ReadMaxRows(100)) == {"t": {"0": 99, "1": 1}}
