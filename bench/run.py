@@ -28,23 +28,35 @@ from bench.results import write_report
 from bench.workload import _row, messages
 from deploy.local_kafka import LocalKafka
 from deploy.local_spark_cluster import LocalSparkCluster
+from ingest.settings import SyncSettings
 
 PARTITIONS = 4
+BATCH = SyncSettings.model_fields["max_offsets_per_trigger"].default  # messages per micro-batch
 
 
-def _lakecdc(args: list[str], env_extra: dict[str, str] | None = None) -> tuple[float, tuple[int, int], str]:
-    """Run the lakecdc CLI; returns (seconds, peak (RSS, PSS) of its process tree, stdout)."""
+def _lakecdc(
+    args: list[str], env_extra: dict[str, str] | None = None, sample: bool = False
+) -> tuple[float, tuple[int, int], str]:
+    """Run the lakecdc CLI; returns (seconds, peak (RSS, PSS) of its process tree, stdout).
+
+    Only ``sample`` runs read /proc for memory: each sample of the tree costs ~40 ms of CPU on
+    the two cores the job needs, so timed runs are never sampled."""
     env = {**os.environ, "LAKECDC_LOG_LEVEL": "WARNING", **(env_extra or {})}
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "ingest", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    with PeakRss(proc.pid) as rss:
+    peak = (0, 0)
+    if sample:
+        with PeakRss(proc.pid) as rss:
+            out, err = proc.communicate()
+        peak = (rss.peak, rss.peak_pss)
+    else:
         out, err = proc.communicate()
     elapsed = time.monotonic() - started
     if proc.returncode != 0:
         raise RuntimeError(f"lakecdc failed ({proc.returncode}):\n{err[-4000:]}")
-    return elapsed, (rss.peak, rss.peak_pss), out
+    return elapsed, peak, out
 
 
 def _sync_args(
@@ -78,13 +90,32 @@ def _produce(kafka: LocalKafka, topic: str, count: int) -> float:
     return time.monotonic() - started
 
 
-def throughput(kafka: LocalKafka, work: Path, count: int, cores: int, empty_s: float) -> dict[str, Any]:
-    topic = f"bench_{count}_{cores}"
-    warehouse = str(work / f"wh_{topic}")
-    full_s, (rss, pss), out = _lakecdc(_sync_args(kafka, topic, warehouse, cores, ["--available-now"]))
-    steady = full_s - empty_s
-    rate = count / steady
-    return {"cores": cores, "wall_s": full_s, "steady_s": steady, "rate": rate, "rss": rss, "pss": pss, "out": out}
+def throughput(kafka: LocalKafka, work: Path, topic: str, count: int, cores: int, runs: int) -> dict[str, Any]:
+    """``runs`` timed runs of the command over ``topic`` and as many over an empty topic (steady
+    state = median full run - median empty run), then one more run sampled for peak memory."""
+    empty = [
+        _lakecdc(_sync_args(kafka, "bench_empty", str(work / f"wh_empty_{cores}_{i}"), cores, ["--available-now"]))[0]
+        for i in range(runs)
+    ]
+    full = [
+        _lakecdc(_sync_args(kafka, topic, str(work / f"wh_{topic}_{cores}_{i}"), cores, ["--available-now"]))[0]
+        for i in range(runs)
+    ]
+    _, (rss, pss), _ = _lakecdc(
+        _sync_args(kafka, topic, str(work / f"wh_{topic}_{cores}_mem"), cores, ["--available-now"]), sample=True
+    )
+    empty_s, full_s = statistics.median(empty), statistics.median(full)
+    steady = [f - empty_s for f in full]
+    return {
+        "cores": cores,
+        "wall_s": full_s,
+        "empty_s": empty_s,
+        "steady_s": full_s - empty_s,
+        "steady_range": (min(steady), max(steady)),
+        "rate": count / (full_s - empty_s),
+        "rss": rss,
+        "pss": pss,
+    }
 
 
 def cluster_throughput(kafka: LocalKafka, work: Path, topic: str, count: int) -> dict[str, Any]:
@@ -184,6 +215,7 @@ def main() -> int:
     ap.add_argument("--skip-freshness", action="store_true")
     ap.add_argument("--skip-cluster", action="store_true")
     ap.add_argument("--freshness-seconds", type=int, default=30)
+    ap.add_argument("--runs", type=int, default=3, help="timed runs of lakecdc (2 cores) and of the floor")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="lakecdc-bench-"))
@@ -191,17 +223,20 @@ def main() -> int:
     try:
         with LocalKafka(log_path=str(work / "tansu.log")) as kafka:
             n = args.messages
-            produce_s = _produce(kafka, f"bench_{n}_2", n)
+            topic = f"bench_{n}"
+            produce_s = _produce(kafka, topic, n)
             kafka.create_topic("bench_empty", PARTITIONS)
-            empty_s, _, _ = _lakecdc(_sync_args(kafka, "bench_empty", str(work / "wh_empty"), 2, ["--available-now"]))
-            two = throughput(kafka, work, n, 2, empty_s)
-            _produce(kafka, f"bench_{n}_1", n)
-            empty1_s, _, _ = _lakecdc(_sync_args(kafka, "bench_empty", str(work / "wh_empty1"), 1, ["--available-now"]))
-            one = throughput(kafka, work, n, 1, empty1_s)
-            cluster = cluster_throughput(kafka, work, f"bench_{n}_2", n) if not args.skip_cluster else None
-            floor_s = floors.floor(kafka.bootstrap, f"bench_{n}_2", PARTITIONS, n, str(work / "wh_floor"), 200_000)
+            two = throughput(kafka, work, topic, n, 2, args.runs)
+            one = throughput(kafka, work, topic, n, 1, 1)
+            cluster = cluster_throughput(kafka, work, topic, n) if not args.skip_cluster else None
+            # The floor commits as often as lakecdc does at its defaults (one commit per micro-batch).
+            floor_runs = [
+                floors.floor(kafka.bootstrap, topic, PARTITIONS, n, str(work / f"wh_floor_{i}"), BATCH)
+                for i in range(args.runs)
+            ]
+            floor_s = statistics.median(floor_runs)
             naive_n = min(args.naive_messages, n)
-            naive_s = floors.naive(kafka.bootstrap, f"bench_{n}_2", PARTITIONS, naive_n, str(work / "wh_naive"))
+            naive_s = floors.naive(kafka.bootstrap, topic, PARTITIONS, naive_n, str(work / "wh_naive"))
             fresh = {}
             if not args.skip_freshness:
                 for trigger in ("1 second", "5 seconds"):
@@ -216,14 +251,19 @@ def main() -> int:
             f"Machine: {os.cpu_count()} cores, {mem:.0f} GiB; Python {sys.version.split()[0]}; "
             f"{n:,} canal-json messages (~790 bytes, 10 columns, 50% insert / 40% update / 10% delete over "
             f"200k keys, {PARTITIONS} partitions; produced in {produce_s:.1f} s). lakecdc at its defaults "
-            "(500k messages per micro-batch, local-mode driver JVM with -XX:TieredStopAtLevel=1).",
+            f"({BATCH:,} messages per micro-batch, local-mode driver JVM with -XX:TieredStopAtLevel=1); the floor "
+            f"commits every {BATCH:,} messages too. Seconds are the median of {args.runs} runs (range in brackets) "
+            "for lakecdc on 2 cores and the floor, one run otherwise; memory comes from one more run sampled "
+            "every 0.2 s (timed runs are not sampled).",
             "",
             "| Run | Seconds | Events/s | Events/s per core | vs floor | Peak PSS | Peak RSS (sum) |",
             "|---|---|---|---|---|---|---|",
             f"| lakecdc `kafka-sync-table --available-now`, local[2], steady state | {two['steady_s']:.1f} "
+            f"({two['steady_range'][0]:.1f} to {two['steady_range'][1]:.1f}) "
             f"| {two['rate']:,.0f} | {two['rate'] / 2:,.0f} | {two['rate'] / floor_rate:.2f}x "
             f"| {two['pss'] / 2**30:.2f} GiB | {two['rss'] / 2**30:.2f} GiB |",
-            f"| same, whole command (incl. {empty_s:.1f} s start-up) | {two['wall_s']:.1f} | {n / two['wall_s']:,.0f} "
+            f"| same, whole command (incl. {two['empty_s']:.1f} s start-up) | {two['wall_s']:.1f} "
+            f"| {n / two['wall_s']:,.0f} "
             f"| | | | |",
             f"| lakecdc, local[1], steady state | {one['steady_s']:.1f} | {one['rate']:,.0f} | {one['rate']:,.0f} "
             f"| {one['rate'] / floor_rate:.2f}x | {one['pss'] / 2**30:.2f} GiB | {one['rss'] / 2**30:.2f} GiB |",
@@ -237,6 +277,7 @@ def main() -> int:
                 else []
             ),
             f"| floor: one process, confluent-kafka + lakecdc parser + pypaimon-rust | {floor_s:.1f} "
+            f"({min(floor_runs):.1f} to {max(floor_runs):.1f}) "
             f"| {floor_rate:,.0f} | {floor_rate:,.0f} | 1.00x | | |",
             f"| naive peer: json.loads + pypaimon writer, commit per poll ({naive_n:,} msgs) | {naive_s:.1f} "
             f"| {naive_rate:,.0f} | {naive_rate:,.0f} | {naive_rate / floor_rate:.2f}x | | |",
