@@ -197,6 +197,7 @@ def run(settings: SyncSettings) -> JobResult:
             multiple_partition_keys=dict(settings.multiple_table_partition_keys),
             lenient_keys=settings.action.endswith("-database"),
             source_primary_keys=settings.sync_primary_keys_from_source_schema,
+            require_primary_keys=settings.action.startswith("mysql"),
         ),
         commit_user=user,
         state_dir=checkpoint,

@@ -68,6 +68,20 @@ class Catalog:
             table_comment=schema.comment,
         )
 
+    def table_options(self, identifier: str) -> dict[str, str]:
+        table: Any = self._catalog.get_table(identifier)
+        return {str(k): str(v) for k, v in table.options.options.to_map().items()}
+
+    def set_options(self, identifier: str, options: Mapping[str, str]) -> TableLayout:
+        """Set table options (ALTER TABLE ... SET) and return the table's new layout."""
+        self._catalog.alter_table(
+            identifier, [PaimonSchemaChange.set_option(k, v) for k, v in sorted(options.items())], False
+        )
+        log.info("table options set", table=identifier, options=dict(options))
+        layout = self.load_layout(identifier)
+        assert layout is not None
+        return layout
+
     def latest_commit_user(self, identifier: str) -> str | None:
         """Who made the table's latest snapshot (None for a table without snapshots)."""
         try:

@@ -35,6 +35,34 @@ _REFUSED: dict[str, dict[str | None, str]] = {
     "partition": {None: "the catalog keeps it as a plain option, not as partition keys: give --partition-keys"},
     "data-file.external-paths": {None: "lakecdc's compaction and expiry handle files in the table directory only"},
 }
+# Paimon's CoreOptions marked @Immutable: fixed when the table is created (Paimon's actions skip them
+# in --table-conf for an existing table; so does lakecdc, with a warning).
+IMMUTABLE_OPTIONS = frozenset(
+    {
+        "type",
+        "bucket-key",
+        "bucket-function.type",
+        "data-file.path-directory",
+        "merge-engine",
+        "sequence.snapshot-ordering",
+        "aggregation.remove-record-on-delete",
+        "partial-update.remove-record-on-delete",
+        "partial-update.remove-record-on-sequence-group",
+        "rowkind.field",
+        "primary-key",
+        "primary-key.nullable",
+        "partition",
+        "dynamic-bucket.initial-buckets",
+        "force-lookup",
+        "row-tracking.enabled",
+        "data-evolution.enabled",
+        "index-file-in-data-file-dir",
+        "blob-field",
+        "blob-descriptor-field",
+        "blob-view-field",
+        "pk-clustering-override",
+    }
+)
 # Read options (time travel, incremental reads): set on a table they break its writer or its reads.
 # Give them to a reader instead (spark.read.format("paimon").option(...), lakecdc query ... VERSION AS OF).
 _READ_OPTIONS = (

@@ -16,7 +16,7 @@ from schema_evolution.type_mapping import TypeMappingMode
 from sinks.catalog import Catalog
 from sinks.layout import RecordSchema, TableLayout
 from sinks.local_files import write_atomically
-from sinks.options import table_options
+from sinks.options import IMMUTABLE_OPTIONS, table_options, validate_table_options
 
 log = structlog.get_logger(__name__)
 
@@ -41,6 +41,9 @@ class TablePolicy:
     lenient_keys: bool = False
     # --sync-primary-keys-from-source-schema: without --primary-keys, use the source's keys
     source_primary_keys: bool = True
+    # MySQL actions, as Paimon's: a table with no key to take (none given, the source tables have
+    # none or disagree) is refused rather than created as an append table (Kafka actions create one)
+    require_primary_keys: bool = False
 
 
 class IncompatibleTable(LakeCdcError):
@@ -87,6 +90,7 @@ class TablePreparer:
                     self._remember_created(table)
                 else:
                     if table not in self._verified:
+                        layout = self._apply_table_conf(layout)
                         self._verify_existing(table, layout, record)
                     comments = Comments(dict(record.comments), dict(layout.comments), record.table_comment,
                                         layout.table_comment)  # fmt: skip
@@ -101,6 +105,32 @@ class TablePreparer:
                 self.skipped.add(table)
                 layouts.pop(table, None)
         return layouts
+
+    def _apply_table_conf(self, layout: TableLayout) -> TableLayout:
+        """``--table-conf`` on a table that already exists, as Paimon's actions do at start-up: options
+        whose value differs are set on the table, except ``bucket`` (rescaling rewrites the data:
+        ``lakecdc rescale``) and Paimon's immutable options, which are kept and named in a warning."""
+        if not self.policy.table_conf:
+            return layout
+        table = layout.identifier
+        current = self.catalog.table_options(table)
+        changed = {k: str(v) for k, v in self.policy.table_conf.items() if current.get(k) != str(v)}
+        kept = sorted(k for k in changed if k == "bucket" or k in IMMUTABLE_OPTIONS)
+        if kept:
+            log.warning(
+                "--table-conf options not applied to an existing table: they cannot change once a table "
+                "exists (bucket: use 'lakecdc rescale')",
+                table=table,
+                options={k: {"table": current.get(k), "asked": changed[k]} for k in kept},
+            )
+        changed = {k: v for k, v in changed.items() if k not in kept}
+        if not changed:
+            return layout
+        try:
+            validate_table_options({**current, **changed}, has_primary_key=layout.has_primary_key)
+        except ValueError as exc:
+            raise TableDefinitionError(f"table '{table}': {exc}") from None
+        return self.catalog.set_options(table, changed)
 
     def _remember_created(self, table: str) -> None:
         self._created.add(table)
@@ -151,6 +181,13 @@ class TablePreparer:
             # Shards merged into one table keep a primary key only if they all agree on it.
             log.warning("source tables disagree on the primary key: creating an append table", table=table)
             pks = ()
+        if not pks and self.policy.require_primary_keys and self.policy.source_primary_keys:
+            raise TableDefinitionError(
+                f"Failed to set specified primary keys for sink table {table}. Also, can't infer primary keys "
+                f"from source table schemas because source tables have no primary keys or have different "
+                f"primary keys. Give --primary-keys, or --sync-primary-keys-from-source-schema false to "
+                f"create an append table."
+            )
         missing = [k for k in (*pks, *partition_keys) if k not in names]
         if missing:
             raise TableDefinitionError(

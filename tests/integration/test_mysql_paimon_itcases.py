@@ -18,6 +18,7 @@ from deploy.local_mariadb import LocalMariaDB
 from ingest.job import JobFailed, run
 from ingest.settings import SyncSettings
 from schema_evolution.types import parse_type
+from sinks.catalog import Catalog
 from tests.mysql_setup import load_paimon_script, paimon_conf
 from tests.paimon_read import java_rows, paimon_comments, paimon_schema
 
@@ -324,6 +325,76 @@ def test_incompatible_mysql_tables(paimon_mysql: LocalMariaDB, tmp_path: Path) -
     # stops naming the table, the column and both types.
     with pytest.raises(JobFailed, match=r"v1.*(TIMESTAMP\(0\).*INT|INT.*TIMESTAMP\(0\))"):
         _run(paimon_mysql, str(tmp_path), "paimon_sync_table", r"incompatible_field_\d+")
+
+
+def test_no_primary_key(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # Shards with different primary keys and no --primary-keys: refused with Paimon's message (its
+    # Kafka actions make an append table instead; so does lakecdc's).
+    with pytest.raises(
+        JobFailed,
+        match=r"Failed to set specified primary keys for sink table default\.t\. Also, can't infer primary keys "
+        r"from source table schemas because source tables have no primary keys or have different primary keys",
+    ):
+        _run(paimon_mysql, str(tmp_path), "paimon_sync_table", r"incompatible_pk_\d+")
+
+
+def _table_options(warehouse: str) -> dict[str, str]:
+    return Catalog(warehouse).table_options("default.t")
+
+
+def test_options_change(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # A second job on the table the first one made sets the options it is given.
+    db, wh = paimon_mysql, str(tmp_path)
+    conf = {"bucket": "1", "sink.parallelism": "1"}
+    args: dict[str, Any] = {
+        "partition_keys": ("pt",),
+        "primary_keys": ("pk", "pt"),
+        "computed_columns": ("pt=substring(_date,5)",),
+    }
+    _sql(db, "paimon_sync_table",
+         "INSERT INTO test_options_change VALUES (1, '2023-03-23', '2022-01-01 14:30', '2021-09-15 15:00:10')",
+         "INSERT INTO test_options_change VALUES (2, '2023-03-23', null, null)")  # fmt: skip
+    _run(db, wh, "paimon_sync_table", "test_options_change", table_conf=conf, **args)
+    assert len(java_rows(wh, "default.t")) == 2
+    conf |= {
+        "sink.savepoint.auto-tag": "true",
+        "tag.num-retained-max": "5",
+        "tag.automatic-creation": "process-time",
+        "tag.creation-period": "hourly",
+        "tag.creation-delay": "600000",
+        "snapshot.time-retained": "1h",
+        "snapshot.num-retained.min": "5",
+        "snapshot.num-retained.max": "10",
+        "changelog-producer": "input",
+    }
+    conf2 = paimon_conf(db, "paimon_sync_table", **{"table-name": "test_options_change"})
+    run(SyncSettings(action="mysql-sync-table", warehouse=wh, database="default", table="t", mysql_conf=conf2,
+                     available_now=True, checkpoint=f"{wh}/ck2", table_conf=conf, **args))  # fmt: skip
+    options = _table_options(wh)
+    assert {k: options.get(k) for k in conf} == conf
+    assert len(java_rows(wh, "default.t")) == 2
+
+
+def test_invalid_alter_bucket(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # bucket of an existing table stays as it is (Paimon: no error; lakecdc also warns).
+    wh = str(tmp_path)
+    Catalog(wh).create_table("default.t", [("k", parse_type("INT NOT NULL"))], ["k"], [], {"bucket": "1"})
+    _run(paimon_mysql, wh, "invalid_alter_bucket", "t", table_conf={"bucket": "2"})
+    assert _table_options(wh)["bucket"] == "1"
+
+
+def test_options_change_in_existing_table(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    wh = str(tmp_path)
+    fields = [
+        ("pk", parse_type("INT NOT NULL")),
+        ("_date", parse_type("DATE")),
+        ("_timestamp", parse_type("TIMESTAMP(0)")),
+    ]
+    Catalog(wh).create_table("default.t", fields, ["pk"], [], {"bucket": "1", "sink.parallelism": "1"})
+    conf = {"sink.parallelism": "2", "snapshot.expire.limit": "1000"}
+    _run(paimon_mysql, wh, "paimon_sync_table", "test_exist_options_change", primary_keys=("pk",), table_conf=conf)
+    options = _table_options(wh)
+    assert (options["bucket"], options["sink.parallelism"], options["snapshot.expire.limit"]) == ("1", "2", "1000")
 
 
 ALL_TYPES = [

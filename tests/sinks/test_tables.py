@@ -107,3 +107,48 @@ def test_database_sync_keys_fall_back_as_in_paimon_and_per_table_partition_keys_
 def test_source_keys_are_not_used_when_sync_primary_keys_from_source_schema_is_false(catalog: Catalog) -> None:
     prep = TablePreparer(catalog, TablePolicy(source_primary_keys=False))
     assert prep.prepare([("db.t", _record(("id", int_())))])["db.t"].primary_keys == ()
+
+
+def test_mysql_actions_refuse_shards_that_disagree_on_keys(catalog: Catalog) -> None:
+    # Paimon's MySqlSyncTableActionITCase.testNoPrimaryKey: its message, and what to do.
+    prep = TablePreparer(catalog, TablePolicy(require_primary_keys=True))
+    with pytest.raises(
+        TableDefinitionError,
+        match=r"Failed to set specified primary keys for sink table db\.t\. Also, can't infer primary keys "
+        r"from source table schemas because source tables have no primary keys or have different primary keys"
+        r"\. Give --primary-keys",
+    ):
+        prep.prepare(
+            [
+                ("db.t", _record(("id", int_()), ("k", int_()), source="s1.t")),
+                ("db.t", _record(("id", int_()), ("k", int_()), pks=("k",), source="s2.t")),
+            ]
+        )
+    # --sync-primary-keys-from-source-schema false asks for an append table: no keys needed
+    prep = TablePreparer(catalog, TablePolicy(require_primary_keys=True, source_primary_keys=False))
+    assert prep.prepare([("db.t", _record(("id", int_())))])["db.t"].primary_keys == ()
+
+
+def _options(catalog: Catalog, table: str) -> dict[str, str]:
+    return dict(catalog._catalog.get_table(table).table_schema.options)
+
+
+def test_table_conf_changes_options_of_an_existing_table_except_bucket_and_immutable_ones(catalog: Catalog) -> None:
+    # Paimon's testOptionsChangeInExistingTable and testInvalidAlterBucket: changed options are set,
+    # new ones added, bucket (and any immutable option) kept as the table has it.
+    catalog.create_table(
+        "db.t", [("id", int_()), ("v", string())], ["id"], [], {"bucket": "1", "sink.parallelism": "1"}
+    )
+    conf = {"bucket": "2", "sink.parallelism": "2", "snapshot.expire.limit": "1000", "merge-engine": "first-row"}
+    prep = TablePreparer(catalog, TablePolicy(table_conf=conf))
+    prep.prepare([("db.t", _record(("id", int_()), ("v", string())))])
+    options = _options(catalog, "db.t")
+    assert options["bucket"] == "1" and "merge-engine" not in options
+    assert options["sink.parallelism"] == "2" and options["snapshot.expire.limit"] == "1000"
+    # an option lakecdc would not honour is refused for an existing table too, naming it
+    prep = TablePreparer(catalog, TablePolicy(table_conf={"rowkind.field": "op"}))
+    prep.prepare([("db.t", _record(("id", int_()), ("v", string())))])  # immutable: kept, warned
+    assert "rowkind.field" not in _options(catalog, "db.t")
+    prep = TablePreparer(catalog, TablePolicy(table_conf={"record-level.expire-time": "1 d"}))
+    with pytest.raises(TableDefinitionError, match=r"table 'db\.t': --table-conf record-level.expire-time"):
+        prep.prepare([("db.t", _record(("id", int_()), ("v", string())))])
