@@ -50,7 +50,8 @@ class StreamMaintenance:
         active: dict[str, AutoTagOptions | None] = {}  # table -> its automatic-tag options
         expiring: list[str] = []  # tables whose partition-expiry check is due
         for table in tables:
-            options = store.open_table(self.warehouse, self.catalog_options, table).options.options.to_map()
+            paimon_table = store.open_table(self.warehouse, self.catalog_options, table)
+            options = paimon_table.options.options.to_map()
             opts = CompactionOptions.from_table_options(options)
             if opts.write_only:
                 continue
@@ -62,6 +63,10 @@ class StreamMaintenance:
             ):
                 expiring.append(table)
             self.data_commits[table] += 1
+            if not paimon_table.is_primary_key_table:
+                # Append tables need no merging to read right; lakecdc does not merge their small
+                # files yet (README), but still expires their snapshots and partitions and tags them.
+                continue
             every = opts.full_compaction_delta_commits
             full = every is not None and self.data_commits[table] % every == 0
             tasks += compactor.plan(self.warehouse, self.catalog_options, table, full=full)
