@@ -211,9 +211,7 @@ class ChunkAssembler:
         schema = self._record_schemas.get(key)
         if schema is None:
             try:
-                schema = record_schema(
-                    source, source_table, self._modes, self.spec.primary_keys, self._metadata, self._computed
-                )
+                schema = record_schema(source, source_table, self._modes, self._metadata, self._computed)
             except UnsupportedSourceType as exc:
                 raise MalformedMessage(self.spec.format, position, f"table '{source_table}': {exc}") from None
             self._record_schemas[key] = schema

@@ -106,11 +106,12 @@ def record_schema(
     source: SourceSchema,
     source_table: str,
     modes: frozenset[TypeMappingMode],
-    primary_keys_override: tuple[str, ...] = (),
     metadata: MetadataSpec | None = None,
     computed: Sequence[ComputedColumn] = (),
 ) -> RecordSchema:
-    """Map a message's source schema to Paimon types (raises ``UnsupportedSourceType``)."""
+    """Map a message's source schema to Paimon types (raises ``UnsupportedSourceType``). The keys are
+    the source's own: ``--primary-keys`` is applied where tables are made (``sinks.tables``), which
+    falls back to these when a table lacks a given key (database sync, as Paimon)."""
     fields: list[tuple[str, PaimonType]] = []
     for name, source_type in source.fields:
         if source_type is None or source.type_system is TypeSystem.STRING:
@@ -143,9 +144,7 @@ def record_schema(
         fields.extend(metadata.fields())
     names = {n for n, _ in fields}
     comments = tuple((n, c) for n, c in source.comments if n in names)
-    return RecordSchema(
-        tuple(fields), primary_keys_override or source.primary_keys, source_table, comments, source.table_comment
-    )
+    return RecordSchema(tuple(fields), source.primary_keys, source_table, comments, source.table_comment)
 
 
 @dataclass

@@ -235,3 +235,77 @@ def test_invalid_arguments_give_paimons_messages(source: LocalMariaDB, tmp_path:
         _run(source, str(tmp_path), "paimon_sync_database", mysql_conf={"table-name": "my_table"})
     with pytest.raises(JobFailed, match=r"No tables found in MySQL database invalid, or MySQL database does not exist"):
         _run(source, str(tmp_path), "invalid")
+
+
+@pytest.mark.parametrize("mode", ["combined", "divided"])
+def test_specify_keys(source: LocalMariaDB, tmp_path: Path, mode: str) -> None:
+    # --primary-keys k,part --partition-keys part: tables with a `part` column get both, the others
+    # fall back to their own key and no partition; in combined mode the same holds for new tables.
+    db, wh, s = source, str(tmp_path), "test_specify_keys"
+    args = {"primary_keys": ("k", "part"), "partition_keys": ("part",), "mode": mode}
+    new = ["t3", "t4"] if mode == "combined" else []
+    try:
+        _run(db, wh, s, **args)
+        db.execute("INSERT INTO t1 VALUES (1, 1, 'A')", "INSERT INTO t2 VALUES (1, 'A')", database=s)
+        if new:
+            db.execute("CREATE TABLE t3 (k INT, part INT, v1 VARCHAR(10), PRIMARY KEY (k))",
+                       "CREATE TABLE t4 (k INT, v1 VARCHAR(10), PRIMARY KEY (k))",
+                       "INSERT INTO t3 VALUES (1, 1, 'A')", "INSERT INTO t4 VALUES (1, 'A')", database=s)  # fmt: skip
+        _run(db, wh, s, **args)
+        catalog = Catalog(wh)
+        for table in ["t1", *new[:1]]:
+            layout = catalog.load_layout(f"default.{table}")
+            assert layout is not None and (layout.partition_keys, layout.primary_keys) == (("part",), ("k", "part"))
+            _check(wh, table, [("k", "INT NOT NULL"), ("part", "INT NOT NULL"), ("v1", "VARCHAR(10)")],
+                   ["+I[1, 1, A]"])  # fmt: skip
+        for table in ["t2", *new[1:]]:
+            layout = catalog.load_layout(f"default.{table}")
+            assert layout is not None and (layout.partition_keys, layout.primary_keys) == ((), ("k",))
+            _check(wh, table, T1, ["+I[1, A]"])
+    finally:  # the source as the script left it, for the other mode
+        db.execute("DELETE FROM t1", "DELETE FROM t2", *(f"DROP TABLE IF EXISTS {t}" for t in new), database=s)
+
+
+@pytest.mark.parametrize(
+    ("count", "schema_change", "database"),
+    [(1, True, "paimon_sync_database_newly_added_tables_3"), (3, False, "paimon_sync_database_newly_added_tables_2")],
+)
+def test_newly_added_tables(
+    source: LocalMariaDB, tmp_path: Path, count: int, schema_change: bool, database: str
+) -> None:
+    # testNewlyAddedTableSchemaChange and testNewlyAddedTableMultipleTables: tables created while
+    # the job streams get their rows, the old tables keep streaming, and a new table then altered
+    # evolves. (Paimon inserts 1-10 random rows and picks a random new table; fixed here.)
+    db, wh, s = source, str(tmp_path), database
+    args = {"including_tables": "t.+", "mode": "combined", "mysql_conf": {"scan.incremental.snapshot.chunk.size": "1"}}
+    db.execute("INSERT INTO t1 VALUES (1, 'one')", "INSERT INTO t2 VALUES (2, 'two', 20, 200)",
+               "INSERT INTO t1 VALUES (3, 'three')", "INSERT INTO t2 VALUES (4, 'four', 40, 400)",
+               database=s)  # fmt: skip
+    _run(db, wh, s, **args)
+    t2 = [("k1", "INT NOT NULL"), ("k2", "VARCHAR(10) NOT NULL"), ("v1", "INT"), ("v2", "BIGINT")]
+    _check(wh, "t1", T1, ["+I[1, one]", "+I[3, three]"])
+    _check(wh, "t2", t2, ["+I[2, two, 20, 200]", "+I[4, four, 40, 400]"])
+    db.execute("INSERT INTO t1 VALUES (5, 'five')", database=s)
+    _run(db, wh, s, **args)
+    _check(wh, "t1", T1, ["+I[1, one]", "+I[3, three]", "+I[5, five]"])
+    records = {f"t_new_table_{i}": [(k, f"varchar_{k}") for k in range(5 + i)] for i in range(count)}
+    for i, (table, rows) in enumerate(records.items()):
+        db.execute(f"CREATE TABLE {table} (k INT, v1 VARCHAR(10), PRIMARY KEY (k))", database=s)
+        if i == 0:
+            db.execute("INSERT INTO t2 VALUES (8, 'eight', 80, 800)", database=s)
+        db.execute(f"INSERT INTO {table} VALUES " + ", ".join(f"({k}, '{v}')" for k, v in rows), database=s)
+    _run(db, wh, s, **args)
+    _check(wh, "t2", t2, ["+I[2, two, 20, 200]", "+I[4, four, 40, 400]", "+I[8, eight, 80, 800]"])
+    for table, rows in records.items():
+        _check(wh, table, T1, [f"+I[{k}, {v}]" for k, v in rows])
+    picked = list(records)[-1]
+    records[picked].append((80, "eighty"))
+    db.execute(f"INSERT INTO {picked} VALUES (80, 'eighty')", database=s)
+    _run(db, wh, s, **args)
+    _check(wh, picked, T1, [f"+I[{k}, {v}]" for k, v in records[picked]])
+    if schema_change:
+        db.execute(f"ALTER TABLE {picked} ADD COLUMN v2 INT", f"INSERT INTO {picked} VALUES (100, 'hundred', 10000)",
+                   database=s)  # fmt: skip
+        _run(db, wh, s, **args)
+        _check(wh, picked, [*T1, ("v2", "INT")],
+               [*(f"+I[{k}, {v}, NULL]" for k, v in records[picked]), "+I[100, hundred, 10000]"])  # fmt: skip

@@ -397,6 +397,123 @@ def test_options_change_in_existing_table(paimon_mysql: LocalMariaDB, tmp_path: 
     assert (options["bucket"], options["sink.parallelism"], options["snapshot.expire.limit"]) == ("1", "2", "1000")
 
 
+def test_invalid_primary_key(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # Paimon: "For sink table t, not all specified primary keys '[pk]' exist in source tables or computed
+    # columns '[pt, _id, v1]'." lakecdc names the same key and columns.
+    with pytest.raises(JobFailed, match=r"key column\(s\) \['pk'\] are not in the source table.*'pt', '_id', 'v1'"):
+        _run(paimon_mysql, str(tmp_path), "paimon_sync_table", r"schema_evolution_\d+", primary_keys=("pk",))
+
+
+def _keys(warehouse: str) -> tuple[str, ...]:
+    layout = Catalog(warehouse).load_layout("default.t")
+    assert layout is not None
+    return layout.primary_keys
+
+
+@pytest.mark.parametrize("from_source", [True, False])
+def test_sync_primary_keys_from_source_schema(paimon_mysql: LocalMariaDB, tmp_path: Path, from_source: bool) -> None:
+    # False (with bucket-key=v1): the one MySQL sync into an append table; rows are the same.
+    wh = str(tmp_path)
+    conf = {"bucket": "2"} | ({} if from_source else {"bucket-key": "v1"})
+    _run(paimon_mysql, wh, "check_sync_primary_keys_from_source_schema", "t", table_conf=conf,
+         sync_primary_keys_from_source_schema=from_source)  # fmt: skip
+    assert _keys(wh) == (("k",) if from_source else ())
+    _check(wh, [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")], ["+I[1, Apache]", "+I[2, Paimon]"])
+
+
+def test_write_only_and_schema_evolution(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    db, wh, s = paimon_mysql, str(tmp_path), "write_only_and_schema_evolution"
+    conf = {"bucket": "2", "write-only": "true"}
+    _run(db, wh, s, "t", table_conf=conf)
+    _sql(db, s, "INSERT INTO t VALUES (1, 'one'), (2, 'two')")
+    _run(db, wh, s, "t", table_conf=conf)
+    assert _keys(wh) == ("k",)
+    _check(wh, [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")], ["+I[1, one]", "+I[2, two]"])
+    _sql(db, s, "ALTER TABLE t ADD COLUMN v2 INT", "UPDATE t SET v2 = 1 WHERE k = 1")
+    _run(db, wh, s, "t", table_conf=conf)
+    _check(wh, [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)"), ("v2", "INT")], ["+I[1, one, 1]", "+I[2, two, NULL]"])
+
+
+def test_computed_columns_cross_reference(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # Computed columns reading computed columns, ordered by their references as Paimon orders them.
+    db, wh = paimon_mysql, str(tmp_path)
+    computed = ("_lower_of_upper=lower(_upper)", "_upper=upper(_value)", "_trim_lower=trim(_lower_of_upper)",
+                "_constant=cast(11,INT)")  # fmt: skip
+    _run(db, wh, "paimon_sync_table", "test_computed_column2", primary_keys=("pk",), computed_columns=computed)
+    _sql(db, "paimon_sync_table",
+         "INSERT INTO test_computed_column2 VALUES (1, '2023-03-23', '2022-01-01 14:30', '2021-09-15 15:00:10', "
+         "' vaLUE ')",
+         "INSERT INTO test_computed_column2 VALUES (2, '2023-03-23', null, null, null)")  # fmt: skip
+    _run(db, wh, "paimon_sync_table", "test_computed_column2", primary_keys=("pk",), computed_columns=computed)
+    _check(
+        wh,
+        [("pk", "INT NOT NULL"), ("_date", "DATE"), ("_datetime", "TIMESTAMP(0)"), ("_timestamp", "TIMESTAMP(0)"),
+         ("_value", "VARCHAR(10)"), ("_upper", "STRING"), ("_constant", "INT"), ("_lower_of_upper", "STRING"),
+         ("_trim_lower", "STRING")],
+        ["+I[1, 19439, 2022-01-01T14:30, 2021-09-15T15:00:10,  vaLUE ,  VALUE , 11,  value , value]",
+         "+I[2, 19439, NULL, NULL, NULL, NULL, 11, NULL, NULL]"],
+    )  # fmt: skip
+
+
+EPOCH_FIELDS = [("_second_val0", ""), ("_second_val1", ",0"), ("_millis_val", ",3"), ("_micros_val", ",6"),
+                ("_nanos_val", ",9")]  # fmt: skip
+EPOCH_VALUES = ["1704067262, 1704067262, 1704067262123, 1704067262123456, 1704067262123456789",
+                "1735649999, 1735649999, 1735649999123, 1735649999123456, 1735649999123456789"]  # fmt: skip
+
+
+def _insert_epoch(db: LocalMariaDB, table: str, pk: int, values: str) -> None:
+    _sql(db, "paimon_sync_table", f"INSERT INTO {table} VALUES ({pk}, {values})")
+
+
+def test_temporal_to_int_with_epoch_time(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # Paimon's test picks one of the 30 (function, epoch field) pairs at random per run; all 30 are
+    # computed here at once, each a column of its own, from rows inserted while the job streams.
+    db, wh = paimon_mysql, str(tmp_path)
+    functions = ["year", "month", "day", "hour", "minute", "second"]
+    computed = tuple(f"_{f}{field}={f}({field}{p})" for f in functions for field, p in EPOCH_FIELDS)
+    _run(db, wh, "paimon_sync_table", "test_time_to_int_epoch", computed_columns=computed)
+    _insert_epoch(db, "test_time_to_int_epoch", 1, EPOCH_VALUES[0])
+    _insert_epoch(db, "test_time_to_int_epoch", 2, EPOCH_VALUES[1])
+    _run(db, wh, "paimon_sync_table", "test_time_to_int_epoch", computed_columns=computed)
+    results = [[2024, 1, 1, 0, 1, 2], [2024, 12, 31, 12, 59, 59]]
+    schema = [("pk", "INT NOT NULL"), ("_second_val0", "INT"), ("_second_val1", "BIGINT"), ("_millis_val", "BIGINT"),
+              ("_micros_val", "BIGINT"), ("_nanos_val", "BIGINT")]  # fmt: skip
+    rows = [
+        f"+I[{pk}, {EPOCH_VALUES[pk - 1]}, " + ", ".join(str(r) for r in results[pk - 1] for _ in EPOCH_FIELDS) + "]"
+        for pk in (1, 2)
+    ]
+    _check(wh, [*schema, *[(c.split("=")[0], "INT") for c in computed]], rows)
+
+
+def test_date_format_with_epoch_time(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # Without Paimon's week column (yyyy-ww): its value depends on the JVM's default Locale, and
+    # lakecdc refuses week-of-year patterns rather than guess one.
+    db, wh = paimon_mysql, str(tmp_path)
+    computed = (
+        "_from_second0_default=date_format(_second_val0, yyyy-MM-dd HH:mm:ss)",
+        "_from_second0=date_format(_second_val0, yyyy-MM-dd HH:mm:ss, 0)",
+        "_from_second1=date_format(_second_val1, yyyy-MM-dd HH:mm:ss, 0)",
+        "_from_millisecond=date_format(_millis_val, yyyy-MM-dd HH:mm:ss.SSS, 3)",
+        "_from_microsecond=date_format(_micros_val, yyyy-MM-dd HH:mm:ss.SSSSSS, 6)",
+        "_from_nanoseconds=date_format(_nanos_val, yyyy-MM-dd HH:mm:ss.SSSSSSSSS, 9)",
+    )
+    _run(db, wh, "paimon_sync_table", "test_date_format_epoch", computed_columns=computed)
+    values = "1704585662, 1704585662, 1704585662123, 1704585662123456, 1704585662123456789"
+    _insert_epoch(db, "test_date_format_epoch", 1, values)
+    _run(db, wh, "paimon_sync_table", "test_date_format_epoch", computed_columns=computed)
+    schema = [("pk", "INT NOT NULL"), ("_second_val0", "INT"), ("_second_val1", "BIGINT"), ("_millis_val", "BIGINT"),
+              ("_micros_val", "BIGINT"), ("_nanos_val", "BIGINT")]  # fmt: skip
+    _check(
+        wh,
+        [*schema, *[(c.split("=")[0], "STRING") for c in computed]],
+        [f"+I[1, {values}, 2024-01-07 00:01:02, 2024-01-07 00:01:02, 2024-01-07 00:01:02, 2024-01-07 00:01:02.123, "
+         "2024-01-07 00:01:02.123456, 2024-01-07 00:01:02.123456789]"],
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="unsupported pattern letter 'w'"):
+        _run(db, wh, "paimon_sync_table", "test_date_format_epoch",
+             computed_columns=("_week=date_format(_second_val1, yyyy-ww, 0)",))  # fmt: skip
+
+
 ALL_TYPES = [
     ("_id", "INT NOT NULL"), ("pt", "DECIMAL(2, 1) NOT NULL"), ("_bit1", "BOOLEAN"), ("_bit", "BINARY(8)"),
     ("_tinyint1", "BOOLEAN"), ("_boolean", "BOOLEAN"), ("_bool", "BOOLEAN"), ("_tinyint", "TINYINT"),
