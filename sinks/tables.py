@@ -11,6 +11,7 @@ from pathlib import Path
 import structlog
 
 from formats.errors import LakeCdcError
+from schema_evolution.errors import IncompatibleTypeChange
 from schema_evolution.evolution import Comments, diff
 from schema_evolution.type_mapping import TypeMappingMode
 from sinks.catalog import Catalog
@@ -89,12 +90,20 @@ class TablePreparer:
                     layout = self._create(table, record, shards)
                     self._remember_created(table)
                 else:
-                    if table not in self._verified:
+                    first = table not in self._verified
+                    if first:
                         layout = self._apply_table_conf(layout)
                         self._verify_existing(table, layout, record)
                     comments = Comments(dict(record.comments), dict(layout.comments), record.table_comment,
                                         layout.table_comment)  # fmt: skip
-                    changes = diff(table, layout.fields, record.fields, self.policy.modes, comments)
+                    try:
+                        changes = diff(table, layout.fields, record.fields, self.policy.modes, comments)
+                    except IncompatibleTypeChange as exc:
+                        # A table made elsewhere that the source does not fit is refused at start-up
+                        # as Paimon refuses it; later clashes are schema changes and say so.
+                        if first and not self._ours(table):
+                            raise self._incompatible(table, layout, record, str(exc)) from None
+                        raise
                     layout = self.catalog.apply(layout, changes)
                 self._verified.add(table)
                 layouts[table] = layout
@@ -137,30 +146,35 @@ class TablePreparer:
         if self._created_file is not None:
             write_atomically(self._created_file, "\n".join(sorted(self._created)))
 
+    def _ours(self, table: str) -> bool:
+        """Whether this job made the table (in this run or an earlier one)."""
+        return table in self._created or self.catalog.latest_commit_user(table) == self.commit_user
+
     def _verify_existing(self, table: str, layout: TableLayout, record: RecordSchema) -> None:
         current = layout.field_types()
         missing = [n for n, _ in record.fields if n not in current]
-        if missing and (table in self._created or self.catalog.latest_commit_user(table) == self.commit_user):
-            missing = []  # our own table from an earlier run: new source columns are added
-        # Type clashes alone are reported by the evolution rules, naming the column and both types.
-        if missing:
-            pks = set(self.policy.primary_keys or record.primary_keys)
+        if missing and not self._ours(table):  # our own table: new source columns are simply added
+            raise self._incompatible(table, layout, record)
 
-            def show(fields: Sequence[tuple[str, object]], keys: set[str]) -> str:
-                parts = []
-                for name, typ in fields:
-                    text = str(typ)
-                    if name in keys and not text.endswith("NOT NULL"):
-                        text += " NOT NULL"
-                    parts.append(f"`{name}` {text}")
-                return "[" + ", ".join(parts) + "]"
+    def _incompatible(self, table: str, layout: TableLayout, record: RecordSchema, why: str = "") -> IncompatibleTable:
+        """Paimon's start-up refusal of an existing table the source does not fit, with both field lists."""
+        pks = set(self.policy.primary_keys or record.primary_keys)
 
-            raise IncompatibleTable(
-                f"table '{table}': Paimon schema and source table schema are not compatible.\n"
-                f"Paimon fields are: {show(layout.fields, set(layout.primary_keys))}.\n"
-                f"Source table fields are: {show(record.fields, pks)}. "
-                f"Sync into a new table, or drop or alter the existing one."
-            )
+        def show(fields: Sequence[tuple[str, object]], keys: set[str]) -> str:
+            parts = []
+            for name, typ in fields:
+                text = str(typ)
+                if name in keys and not text.endswith("NOT NULL"):
+                    text += " NOT NULL"
+                parts.append(f"`{name}` {text}")
+            return "[" + ", ".join(parts) + "]"
+
+        return IncompatibleTable(
+            f"table '{table}': Paimon schema and source table schema are not compatible.\n"
+            f"Paimon fields are: {show(layout.fields, set(layout.primary_keys))}.\n"
+            f"Source table fields are: {show(record.fields, pks)}. {why + ' ' if why else ''}"
+            f"Sync into a new table, or drop or alter the existing one."
+        )
 
     def _create(self, table: str, record: RecordSchema, shards: Sequence[RecordSchema] = ()) -> TableLayout:
         names = [n for n, _ in record.fields]

@@ -397,6 +397,15 @@ def test_options_change_in_existing_table(paimon_mysql: LocalMariaDB, tmp_path: 
     assert (options["bucket"], options["sink.parallelism"], options["snapshot.expire.limit"]) == ("1", "2", "1000")
 
 
+def test_incompatible_paimon_table(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # A table made beforehand whose column c is DOUBLE, while the source's is VARCHAR(20).
+    wh = str(tmp_path)
+    fields = [("a", parse_type("INT NOT NULL")), ("b", parse_type("BIGINT")), ("c", parse_type("DOUBLE"))]
+    Catalog(wh).create_table("default.t", fields, ["a"], [], {})
+    with pytest.raises(JobFailed, match=r"Paimon schema and source table schema are not compatible\.(.|\n)*column 'c'"):
+        _run(paimon_mysql, wh, "paimon_sync_table", r"incompatible_pk_\d+", primary_keys=("a",))
+
+
 def test_invalid_primary_key(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
     # Paimon: "For sink table t, not all specified primary keys '[pk]' exist in source tables or computed
     # columns '[pt, _id, v1]'." lakecdc names the same key and columns.
