@@ -268,12 +268,16 @@ def test_specify_keys(source: LocalMariaDB, tmp_path: Path, mode: str) -> None:
 
 @pytest.mark.parametrize(
     ("count", "schema_change", "database"),
-    [(1, True, "paimon_sync_database_newly_added_tables_3"), (3, False, "paimon_sync_database_newly_added_tables_2")],
+    [
+        (1, False, "paimon_sync_database_newly_added_tables_1"),
+        (3, False, "paimon_sync_database_newly_added_tables_2"),
+        (1, True, "paimon_sync_database_newly_added_tables_3"),
+    ],
 )
 def test_newly_added_tables(
     source: LocalMariaDB, tmp_path: Path, count: int, schema_change: bool, database: str
 ) -> None:
-    # testNewlyAddedTableSchemaChange and testNewlyAddedTableMultipleTables: tables created while
+    # testNewlyAddedTableSingleTable, -MultipleTables and -SchemaChange: tables created while
     # the job streams get their rows, the old tables keep streaming, and a new table then altered
     # evolves. (Paimon inserts 1-10 random rows and picks a random new table; fixed here.)
     db, wh, s = source, str(tmp_path), database
@@ -309,3 +313,38 @@ def test_newly_added_tables(
         _run(db, wh, s, **args)
         _check(wh, picked, [*T1, ("v2", "INT")],
                [*(f"+I[{k}, {v}, NULL]" for k, v in records[picked]), "+I[100, hundred, 10000]"])  # fmt: skip
+
+
+def test_newly_added_tables_options_change(source: LocalMariaDB, tmp_path: Path) -> None:
+    # A second job, given more --table-conf, creates the new table with all of it (and sets it on
+    # the table the first job made).
+    from ingest.job import run
+    from ingest.settings import SyncSettings
+    from tests.mysql_setup import paimon_conf
+
+    db, wh, s = source, str(tmp_path), "newly_added_tables_option_schange"
+    db.execute("INSERT INTO t1 VALUES (1, 'one')", "INSERT INTO t1 VALUES (3, 'three')", database=s)
+    conf = {"bucket": "1", "sink.parallelism": "1"}
+    _run(db, wh, s, table_conf=conf, mode="combined")
+    assert _tables(wh) == {"t1"}
+    conf |= {
+        "sink.savepoint.auto-tag": "true",
+        "tag.num-retained-max": "5",
+        "tag.automatic-creation": "process-time",
+        "tag.creation-period": "hourly",
+        "tag.creation-delay": "600000",
+        "snapshot.time-retained": "1h",
+        "snapshot.num-retained.min": "5",
+        "snapshot.num-retained.max": "10",
+        "changelog-producer": "input",
+    }
+    db.execute(
+        "CREATE TABLE t2 (k INT, v1 VARCHAR(10), PRIMARY KEY (k))", "INSERT INTO t2 VALUES (1, 'Hi')", database=s
+    )
+    run(SyncSettings(action="mysql-sync-database", warehouse=wh, database="default", mysql_conf=paimon_conf(db, s),
+                     available_now=True, checkpoint=f"{wh}/ck2", table_conf=conf))  # fmt: skip
+    catalog = Catalog(wh)
+    for table in ("t1", "t2"):
+        options = catalog.table_options(f"default.{table}")
+        assert {k: options.get(k) for k in conf} == conf
+    _check(wh, "t2", T1, ["+I[1, Hi]"])
