@@ -14,6 +14,20 @@ from tests.conftest import SAMPLES
 SCRIPTS = SAMPLES.parent / "paimon-mysql"
 
 
+# The options Paimon's testOptionsChange and testNewlyAddedTablesOptionsChange give a second job.
+CHANGED_OPTIONS = {
+    "sink.savepoint.auto-tag": "true",
+    "tag.num-retained-max": "5",
+    "tag.automatic-creation": "process-time",
+    "tag.creation-period": "hourly",
+    "tag.creation-delay": "600000",
+    "snapshot.time-retained": "1h",
+    "snapshot.num-retained.min": "5",
+    "snapshot.num-retained.max": "10",
+    "changelog-producer": "input",
+}
+
+
 def paimon_conf(server: LocalMariaDB, database: str, **extra: str) -> dict[str, str]:
     """The --mysql-conf Paimon's ITCases always pass (their user, New York server time zone)."""
     return {

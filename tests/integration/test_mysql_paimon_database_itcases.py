@@ -15,7 +15,7 @@ from deploy.local_mariadb import LocalMariaDB
 from ingest.job import JobFailed
 from schema_evolution.types import int_, string, varchar
 from sinks.catalog import Catalog
-from tests.mysql_setup import private_server, sync_database
+from tests.mysql_setup import CHANGED_OPTIONS, private_server, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 T1 = [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")]
@@ -327,17 +327,7 @@ def test_newly_added_tables_options_change(source: LocalMariaDB, tmp_path: Path)
     conf = {"bucket": "1", "sink.parallelism": "1"}
     _run(db, wh, s, table_conf=conf, mode="combined")
     assert _tables(wh) == {"t1"}
-    conf |= {
-        "sink.savepoint.auto-tag": "true",
-        "tag.num-retained-max": "5",
-        "tag.automatic-creation": "process-time",
-        "tag.creation-period": "hourly",
-        "tag.creation-delay": "600000",
-        "snapshot.time-retained": "1h",
-        "snapshot.num-retained.min": "5",
-        "snapshot.num-retained.max": "10",
-        "changelog-producer": "input",
-    }
+    conf |= CHANGED_OPTIONS
     db.execute(
         "CREATE TABLE t2 (k INT, v1 VARCHAR(10), PRIMARY KEY (k))", "INSERT INTO t2 VALUES (1, 'Hi')", database=s
     )

@@ -19,7 +19,7 @@ from ingest.job import JobFailed, run
 from ingest.settings import SyncSettings
 from schema_evolution.types import parse_type
 from sinks.catalog import Catalog
-from tests.mysql_setup import load_paimon_script, paimon_conf
+from tests.mysql_setup import CHANGED_OPTIONS, load_paimon_script, paimon_conf
 from tests.paimon_read import java_rows, paimon_comments, paimon_schema
 
 
@@ -356,17 +356,7 @@ def test_options_change(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
          "INSERT INTO test_options_change VALUES (2, '2023-03-23', null, null)")  # fmt: skip
     _run(db, wh, "paimon_sync_table", "test_options_change", table_conf=conf, **args)
     assert len(java_rows(wh, "default.t")) == 2
-    conf |= {
-        "sink.savepoint.auto-tag": "true",
-        "tag.num-retained-max": "5",
-        "tag.automatic-creation": "process-time",
-        "tag.creation-period": "hourly",
-        "tag.creation-delay": "600000",
-        "snapshot.time-retained": "1h",
-        "snapshot.num-retained.min": "5",
-        "snapshot.num-retained.max": "10",
-        "changelog-producer": "input",
-    }
+    conf |= CHANGED_OPTIONS
     conf2 = paimon_conf(db, "paimon_sync_table", **{"table-name": "test_options_change"})
     run(SyncSettings(action="mysql-sync-table", warehouse=wh, database="default", table="t", mysql_conf=conf2,
                      available_now=True, checkpoint=f"{wh}/ck2", table_conf=conf, **args))  # fmt: skip
