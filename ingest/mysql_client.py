@@ -3,12 +3,13 @@ failure names the setting to change), binlog positions, table discovery and chun
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
@@ -18,6 +19,7 @@ from ingest.mysql_ssl import SslSettings
 from schema_evolution.mysql_ddl import Column, TableDef
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 
 class MySqlSourceError(LakeCdcError):
@@ -76,6 +78,16 @@ def connect(conn: MySqlConnection) -> Iterator[Any]:
     while True:
         try:
             c = pymysql.connect(**conn.pymysql_kwargs())
+            try:
+                # Read TIMESTAMP columns in UTC: they become server-time-zone wall clock in one place
+                # (formats.mysql_values), the same way for snapshot rows and binlog rows. Part of
+                # connecting: a server going down right after the handshake is retried as well.
+                with c.cursor() as cur:
+                    cur.execute("SET time_zone = '+00:00'")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    c.close()
+                raise
             break
         except pymysql.err.OperationalError as exc:
             code = exc.args[0] if exc.args else None
@@ -97,13 +109,28 @@ def connect(conn: MySqlConnection) -> Iterator[Any]:
                 f"Check --mysql-conf hostname, port, username and password (and connect.timeout).{tls}"
             ) from None
     try:
-        # Read TIMESTAMP columns in UTC: they become server-time-zone wall clock in one place
-        # (formats.mysql_values), the same way for snapshot rows and binlog rows.
-        with c.cursor() as cur:
-            cur.execute("SET time_zone = '+00:00'")
         yield c
     finally:
         c.close()
+
+
+def retrying(conn: MySqlConnection, query: Callable[[Any], T]) -> T:
+    """``query(connection)``, on a new connection again when the server went away meanwhile (a
+    restart, a failover), for up to ``connect.timeout``: for the driver's short planning queries."""
+    import pymysql
+
+    deadline = time.monotonic() + conn.connect_timeout
+    wait = 0.2
+    while True:
+        try:
+            with connect(conn) as c:
+                return query(c)
+        except pymysql.err.OperationalError as exc:
+            if (exc.args[0] if exc.args else None) not in UNREACHABLE or time.monotonic() + wait >= deadline:
+                raise
+            log.warning("MySQL connection lost, retrying", host=conn.hostname, port=conn.port, wait_s=wait)
+            time.sleep(wait)
+            wait = min(wait * 2, 5.0)
 
 
 def _tls_hint(exc: Exception) -> str | None:

@@ -56,6 +56,7 @@ from ingest.mysql_client import (
     position_at,
     query,
     quote,
+    retrying,
     table_columns,
     table_comments,
     table_definitions,
@@ -290,8 +291,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.max_rows) if self.max_rows > 0 else ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
-        with connect(self.spec.connection) as c:
-            self._available_now = {"binlog": list(master_status(c))}
+        self._available_now = {"binlog": list(retrying(self.spec.connection, master_status))}
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         chunks = start["chunks"]
@@ -303,8 +303,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._available_now is not None:
             latest: Position = tuple(self._available_now["binlog"])
         else:
-            with connect(self.spec.connection) as c:
-                latest = master_status(c)
+            latest = retrying(self.spec.connection, master_status)
         if binlog_offset(latest) <= binlog_offset(tuple(start["binlog"])):
             return start
         # The snapshot is complete: its chunks live on in the registry, not in every offset.

@@ -488,3 +488,22 @@ def test_startup_after_a_gtid_set_reads_only_later_transactions(
     conf_gap = {"scan.startup.mode": "specific-offset", "scan.startup.specific-offset.gtid-set": gap}
     with pytest.raises(JobFailed, match="a set with gaps cannot become one binlog position"):
         run(_settings(mariadb, f"{warehouse}2", source_db, mysql_conf=conf_gap))
+
+
+def test_planning_query_whose_connection_is_killed_is_run_again(mariadb: LocalMariaDB) -> None:
+    # The driver's planning queries (the binlog end each micro-batch reads) survive a connection the
+    # server drops under them, as in a restart: the first attempt's connection is KILLed for real.
+    from ingest.mysql_client import MySqlConnection, master_status, retrying
+
+    conn = MySqlConnection("127.0.0.1", mariadb.port, "root", ROOT_PASSWORD, connect_timeout=10)
+    attempts: list[int] = []
+
+    def planning(c: Any) -> Any:
+        attempts.append(c.thread_id())
+        if len(attempts) == 1:
+            mariadb.execute(f"KILL {c.thread_id()}")
+        return master_status(c)
+
+    position = retrying(conn, planning)
+    assert len(attempts) == 2 and attempts[0] != attempts[1]
+    assert position == retrying(conn, master_status)
