@@ -112,8 +112,33 @@ def test_table_affix(source: LocalMariaDB, tmp_path: Path, including: str) -> No
     )  # fmt: skip
     _run(db, wh, s, **args)
     table1, table2 = "test_prefix_t1_test_suffix", "test_prefix_t2_test_suffix"
-    _check(wh, table1, [("k1", "INT NOT NULL"), ("v0", "VARCHAR(10)")], ["+I[1, one]", "+I[3, three]"])
-    _check(wh, table2, [("k2", "INT NOT NULL"), ("v0", "VARCHAR(10)")], ["+I[2, two]", "+I[4, four]"])
+    t1, t2 = [("k1", "INT NOT NULL"), ("v0", "VARCHAR(10)")], [("k2", "INT NOT NULL"), ("v0", "VARCHAR(10)")]
+    _check(wh, table1, t1, ["+I[1, one]", "+I[3, three]"])
+    _check(wh, table2, t2, ["+I[2, two]", "+I[4, four]"])
+    try:  # the tables evolve, the one made beforehand included
+        db.execute(
+            "ALTER TABLE t1 ADD COLUMN v1 INT", "INSERT INTO t1 VALUES (5, 'five', 50)",
+            "ALTER TABLE t2 ADD COLUMN v1 VARCHAR(10)", "INSERT INTO t2 VALUES (6, 'six', 's_6')",
+            "INSERT INTO t1 VALUES (7, 'seven', 70)", "INSERT INTO t2 VALUES (8, 'eight', 's_8')", database=s,
+        )  # fmt: skip
+        _run(db, wh, s, **args)
+        rows1 = ["+I[1, one, NULL]", "+I[3, three, NULL]", "+I[5, five, 50]", "+I[7, seven, 70]"]
+        rows2 = ["+I[2, two, NULL]", "+I[4, four, NULL]", "+I[6, six, s_6]", "+I[8, eight, s_8]"]
+        _check(wh, table1, [*t1, ("v1", "INT")], rows1)
+        _check(wh, table2, [*t2, ("v1", "VARCHAR(10)")], rows2)
+        db.execute(
+            "ALTER TABLE t1 MODIFY COLUMN v1 BIGINT", "INSERT INTO t1 VALUES (9, 'nine', 9000000000000)",
+            "ALTER TABLE t2 MODIFY COLUMN v1 VARCHAR(20)", "INSERT INTO t2 VALUES (10, 'ten', 'long_s_10')",
+            database=s,
+        )  # fmt: skip
+        _run(db, wh, s, **args)
+        _check(wh, table1, [*t1, ("v1", "BIGINT")], [*rows1, "+I[9, nine, 9000000000000]"])
+        _check(wh, table2, [*t2, ("v1", "VARCHAR(20)")], [*rows2, "+I[10, ten, long_s_10]"])
+    finally:  # the source as the script left it (with rows 1-4), for the other parameter
+        db.execute(
+            "DELETE FROM t1 WHERE k1 > 4", "DELETE FROM t2 WHERE k2 > 4",
+            "ALTER TABLE t1 DROP COLUMN IF EXISTS v1", "ALTER TABLE t2 DROP COLUMN IF EXISTS v1", database=s,
+        )  # fmt: skip
 
 
 def test_ignore_incompatible_tables(source: LocalMariaDB, tmp_path: Path) -> None:
