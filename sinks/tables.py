@@ -193,8 +193,9 @@ class TablePreparer:
                 partition_keys = ()
         if not self.policy.primary_keys and pks and any(s.primary_keys != record.primary_keys for s in shards):
             # Shards merged into one table keep a primary key only if they all agree on it.
-            log.warning("source tables disagree on the primary key: creating an append table", table=table)
             pks = ()
+            if not self.policy.require_primary_keys:
+                log.warning("source tables disagree on the primary key: creating an append table", table=table)
         if not pks and self.policy.require_primary_keys and self.policy.source_primary_keys:
             raise TableDefinitionError(
                 f"Failed to set specified primary keys for sink table {table}. Also, can't infer primary keys "
