@@ -67,14 +67,29 @@ class MySqlConnection:
 UNREACHABLE = {2003, 2006, 2013, 1053}
 
 
+class Backoff:
+    """Waits between attempts to reach MySQL: 0.2 s, doubling up to 5 s, for as long as the next
+    wait still ends within ``seconds`` (``connect.timeout``) of the first attempt."""
+
+    def __init__(self, seconds: float) -> None:
+        self._deadline = time.monotonic() + seconds
+        self.wait = 0.2
+
+    def expired(self) -> bool:
+        return time.monotonic() + self.wait >= self._deadline
+
+    def sleep(self) -> None:
+        time.sleep(self.wait)
+        self.wait = min(self.wait * 2, 5.0)
+
+
 @contextmanager
 def connect(conn: MySqlConnection) -> Iterator[Any]:
     """A connection, retried with backoff for up to ``connect.timeout`` while the server is
     unreachable (a restart, a failover); refused credentials fail at once."""
     import pymysql
 
-    deadline = time.monotonic() + conn.connect_timeout
-    wait = 0.2
+    backoff = Backoff(conn.connect_timeout)
     while True:
         try:
             c = pymysql.connect(**conn.pymysql_kwargs())
@@ -97,10 +112,9 @@ def connect(conn: MySqlConnection) -> Iterator[Any]:
                     f"cannot connect to MySQL at {conn.hostname}:{conn.port} over TLS (ssl.mode {conn.ssl.mode}): "
                     f"{exc.args[-1]}. {hint}"
                 ) from None
-            if code in UNREACHABLE and time.monotonic() + wait < deadline:
-                log.warning("MySQL unreachable, retrying", host=conn.hostname, port=conn.port, wait_s=wait)
-                time.sleep(wait)
-                wait = min(wait * 2, 5.0)
+            if code in UNREACHABLE and not backoff.expired():
+                log.warning("MySQL unreachable, retrying", host=conn.hostname, port=conn.port, wait_s=backoff.wait)
+                backoff.sleep()
                 continue
             # MariaDB answers a plain connection that require_secure_transport refuses with 1045.
             tls = " If the server requires TLS, set ssl.mode=required." if conn.ssl.mode == "disabled" else ""
@@ -119,18 +133,16 @@ def retrying(conn: MySqlConnection, query: Callable[[Any], T]) -> T:
     restart, a failover), for up to ``connect.timeout``: for the driver's short planning queries."""
     import pymysql
 
-    deadline = time.monotonic() + conn.connect_timeout
-    wait = 0.2
+    backoff = Backoff(conn.connect_timeout)
     while True:
         try:
             with connect(conn) as c:
                 return query(c)
         except pymysql.err.OperationalError as exc:
-            if (exc.args[0] if exc.args else None) not in UNREACHABLE or time.monotonic() + wait >= deadline:
+            if (exc.args[0] if exc.args else None) not in UNREACHABLE or backoff.expired():
                 raise
-            log.warning("MySQL connection lost, retrying", host=conn.hostname, port=conn.port, wait_s=wait)
-            time.sleep(wait)
-            wait = min(wait * 2, 5.0)
+            log.warning("MySQL connection lost, retrying", host=conn.hostname, port=conn.port, wait_s=backoff.wait)
+            backoff.sleep()
 
 
 def _tls_hint(exc: Exception) -> str | None:

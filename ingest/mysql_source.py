@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -45,6 +44,7 @@ from ingest import logs
 from ingest.assembler import ChunkAssembler, GcPaused, ParseSpec
 from ingest.mysql_client import (
     UNREACHABLE,
+    Backoff,
     MySqlConnection,
     MySqlSourceError,
     captured_tables,
@@ -577,8 +577,7 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
     name = f"{chunk.database}.{chunk.table}"
     # Nothing is handed on before the chunk is complete, so a chunk whose connection dropped (a
     # server restart, a failover) or whose table was altered meanwhile is simply read again.
-    deadline = time.monotonic() + spec.connection.connect_timeout
-    wait, changes = 0.2, 0
+    backoff, changes = Backoff(spec.connection.connect_timeout), 0
     while True:
         try:
             rows, types, high, schema = _read_chunk_rows(spec, part)
@@ -595,14 +594,15 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
             # 1927: the connection was killed, 1317: the query interrupted (KILL, a failover)
             if code not in (*UNREACHABLE, 1927, 1317) and not isinstance(exc, pymysql.err.InterfaceError):
                 raise
-            if time.monotonic() + wait >= deadline:
+            if backoff.expired():
                 raise MySqlSourceError(
                     f"lost the connection to MySQL while reading a snapshot chunk of {name} and could not get it back "
                     f"within connect.timeout ({exc}); the job can be restarted from its checkpoint"
                 ) from None
-            log.warning("connection lost while reading a snapshot chunk; reading it again", table=name, wait_s=wait)
-            time.sleep(wait)
-            wait = min(wait * 2, 5.0)
+            log.warning(
+                "connection lost while reading a snapshot chunk; reading it again", table=name, wait_s=backoff.wait
+            )
+            backoff.sleep()
     assembler = _assembler(spec, part.index)
     position = SourcePosition(TOPIC, part.index, binlog_offset(high))
     events = [

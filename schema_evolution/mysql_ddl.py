@@ -181,8 +181,13 @@ def _table_comment(properties: exp.Expression | list[exp.Expression] | None) -> 
     items = properties.expressions if isinstance(properties, exp.Properties) else properties or []
     for prop in items:
         if isinstance(prop, exp.SchemaCommentProperty):
-            return str(prop.this.this) if isinstance(prop.this, exp.Literal) else prop.this.name
+            return _comment_text(prop.this)
     return None
+
+
+def _comment_text(value: exp.Expression) -> str:
+    """A COMMENT clause's text: a string literal as written, anything else by its name."""
+    return str(value.this) if isinstance(value, exp.Literal) else value.name
 
 
 def _spelled(keys: Sequence[str], columns: Sequence[Column]) -> tuple[str, ...]:
@@ -464,7 +469,7 @@ def _column(definition: exp.ColumnDef, table_charset: str | None) -> tuple[Colum
         elif isinstance(c, exp.ZeroFillColumnConstraint):
             zerofill = True
         elif isinstance(c, exp.CommentColumnConstraint):
-            comment = str(c.this.this) if isinstance(c.this, exp.Literal) else c.this.name
+            comment = _comment_text(c.this)
     text = _type_text(kind)
     if text == "serial":  # BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
         text, nullable = "bigint(20) unsigned", False
