@@ -14,19 +14,18 @@ from __future__ import annotations
 import functools
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
 import structlog
 
-from ingest import logs
 from ingest.stream_maintenance import StreamMaintenance
+from ingest.write_task import write_task
 from sinks.committer import Committer
 from sinks.layout import RecordSchema
 from sinks.tables import TablePreparer
-from sinks.writer import COMMIT_MESSAGE_DDL, WriteContext, write_chunks
+from sinks.writer import COMMIT_MESSAGE_DDL, WriteContext
 
 log = structlog.get_logger(__name__)
 
@@ -114,7 +113,7 @@ class MicroBatchProcessor:
             per_table = [data.where(F.col("table") == t).coalesce(1) for t in tables]
             messages = (
                 functools.reduce(lambda a, b: a.union(b), per_table)
-                .mapInArrow(functools.partial(_write_task, ctx=ctx), COMMIT_MESSAGE_DDL)
+                .mapInArrow(functools.partial(write_task, ctx=ctx), COMMIT_MESSAGE_DDL)
                 .collect()
             )
             written = time.monotonic()
@@ -151,9 +150,3 @@ class MicroBatchProcessor:
             )
         finally:
             df.unpersist()
-
-
-def _write_task(batches: Iterator[pa.RecordBatch], ctx: WriteContext) -> Iterator[pa.RecordBatch]:
-    """The write task as Spark runs it in a Python worker (which never ran the CLI's set-up)."""
-    logs.configure_once()
-    yield from write_chunks(batches, ctx)

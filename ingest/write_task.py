@@ -1,0 +1,19 @@
+"""The write task's entry point, in a module of its own so a Python worker running it imports only
+the writer (``sinks.writer``, pypaimon-rust), not the driver's modules: ``ingest.micro_batch`` pulls in
+pypaimon's catalog and pandas, ~0.7 s of imports in every worker that writes for the first time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from ingest import logs
+from sinks.writer import WriteContext, write_chunks
+
+
+def write_task(batches: Iterator[pa.RecordBatch], ctx: WriteContext) -> Iterator[pa.RecordBatch]:
+    """The mapInArrow function of a micro-batch's write (Spark's Python workers never ran the CLI's
+    set-up, so logging is configured here)."""
+    logs.configure_once()
+    yield from write_chunks(batches, ctx)
