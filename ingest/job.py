@@ -24,6 +24,7 @@ from ingest.mysql_ssl import SslSettings, applied_jdbc_properties
 from ingest.paimon_source import PaimonDataSource
 from ingest.routing import TableRouter
 from ingest.settings import SyncSettings, normalise_interval
+from ingest.worker_warmup import start_warming
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.catalog import Catalog
 from sinks.local_files import write_atomically
@@ -204,6 +205,8 @@ def run(settings: SyncSettings) -> JobResult:
     )
     spark = spark_session(settings)
     parallelism = spark.sparkContext.defaultParallelism
+    source_module = "ingest.mysql_source" if settings.action.startswith("mysql") else "ingest.kafka_source"
+    start_warming(spark, (source_module, "ingest.write_task", "pypaimon_rust.datafusion"))
     if settings.action.startswith("mysql"):
         applied = {f"jdbc.properties.{k}" for k in applied_jdbc_properties()}
         ignored = sorted(k for k in settings.mysql_conf if k.startswith("jdbc.properties.") and k not in applied)
