@@ -8,9 +8,10 @@ all; only keys with several rows are merged. Choosing a row (deduplicate, first-
 Arrow; combining values (partial-update, aggregation) goes row by row in Python over the few keys
 that have more than one row (most keys of a bucket have one, in its top level).
 
-Options are Paimon's own names. Anything Paimon offers that is not mirrored here (sequence
-groups, aggregators such as ``collect`` or ``hll_sketch``) is refused by ``MergeOptions``, so a
-table is never compacted into something its readers would show differently.
+Options are Paimon's own names. Anything Paimon offers that is not mirrored here (aggregate
+functions inside partial-update's sequence groups, aggregators such as ``collect`` or
+``hll_sketch``) is refused by ``MergeOptions``, so a table is never compacted into something its
+readers would show differently.
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ class MergeOptions:
     ignore_retract: frozenset[str] = frozenset()  # fields.<f>.ignore-retract=true
     delimiters: Mapping[str, str] = field(default_factory=dict)  # fields.<f>.list-agg-delimiter
     distinct: frozenset[str] = frozenset()  # fields.<f>.distinct=true
+    # partial-update: fields.<s1>[,<s2>].sequence-group=<f1>,<f2>: (sequence fields, protected fields)
+    sequence_groups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+    # partial-update.remove-record-on-sequence-group: sequence fields whose -D removes the whole row
+    remove_on_sequence_group: frozenset[str] = frozenset()
 
     @classmethod
     def from_table_options(cls, options: Mapping[str, str]) -> MergeOptions:
@@ -77,6 +82,7 @@ class MergeOptions:
         ignore_retract: set[str] = set()
         delimiters: dict[str, str] = {}
         distinct: set[str] = set()
+        groups: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
         for key, value in options.items():
             if not key.startswith("fields.") or key == "fields.default-aggregate-function":
                 continue
@@ -84,11 +90,8 @@ class MergeOptions:
             if suffix not in _FIELD_SUFFIXES or not name:
                 continue
             if suffix == "sequence-group":
-                raise ValueError(
-                    f"table option {key}: partial-update sequence groups are not supported by lakecdc's "
-                    f"compaction yet; use ignore-delete or partial-update.remove-record-on-delete"
-                )
-            if suffix == "aggregate-function":
+                groups.append((_names(name), _names(str(value))))
+            elif suffix == "aggregate-function":
                 functions[name] = _function(key, value)
             elif suffix == "ignore-retract" and _true(options, key):
                 ignore_retract.add(name)
@@ -97,11 +100,7 @@ class MergeOptions:
             elif suffix == "distinct" and _true(options, key):
                 distinct.add(name)
         default = options.get("fields.default-aggregate-function")
-        if "partial-update.remove-record-on-sequence-group" in options:
-            raise ValueError(
-                "table option partial-update.remove-record-on-sequence-group needs sequence groups, which "
-                "lakecdc's compaction does not support yet"
-            )
+        remove_on_group = options.get("partial-update.remove-record-on-sequence-group")
         remove = _true(options, f"{engine}.remove-record-on-delete") if engine in ENGINES[1:3] else False
         merged = cls(
             engine=engine,
@@ -113,12 +112,48 @@ class MergeOptions:
             ignore_retract=frozenset(ignore_retract),
             delimiters=delimiters,
             distinct=frozenset(distinct),
+            sequence_groups=tuple(sorted(groups)),
+            remove_on_sequence_group=frozenset(_names(remove_on_group)) if remove_on_group is not None else frozenset(),
         )
-        merged._check(options)
+        merged._check(options, remove_on_group)
         return merged
 
-    def _check(self, options: Mapping[str, str]) -> None:
+    def _check(self, options: Mapping[str, str], remove_on_group: str | None) -> None:
         # Java's own validations (SchemaValidation, the merge function factories), same messages.
+        if self.sequence_groups and self.engine != "partial-update":
+            raise ValueError(
+                f"table option fields.{','.join(self.sequence_groups[0][0])}.sequence-group is for "
+                f"merge-engine=partial-update, not {self.engine}"
+            )
+        grouped: dict[str, str] = {}
+        for seq, protected in self.sequence_groups:
+            option = f"fields.{','.join(seq)}.sequence-group"
+            for name in (*protected, *seq):
+                if name in grouped and grouped[name] != option:
+                    raise ValueError(f"Field {name} is defined repeatedly by multiple groups: {option}")
+                grouped[name] = option
+        if self.engine == "partial-update":
+            if self.remove_record_on_delete and self.ignore_delete:
+                raise ValueError(
+                    "ignore-delete and partial-update.remove-record-on-delete have conflicting behavior so should "
+                    "not be enabled at the same time."
+                )
+            if remove_on_group is not None and self.ignore_delete:
+                raise ValueError(
+                    "ignore-delete and partial-update.remove-record-on-sequence-group have conflicting behavior so "
+                    "should not be enabled at the same time."
+                )
+            if self.remove_record_on_delete and self.sequence_groups:
+                raise ValueError(
+                    "sequence-group and partial-update.remove-record-on-delete have conflicting behavior so should "
+                    "not be enabled at the same time."
+                )
+            sequence_fields = {n for seq, _ in self.sequence_groups for n in seq}
+            if remove_on_group is not None and not self.remove_on_sequence_group <= sequence_fields:
+                raise ValueError(
+                    f"field '{remove_on_group}' defined in 'partial-update.remove-record-on-sequence-group' option "
+                    f"must be part of sequence groups"
+                )
         if self.engine == "first-row":
             producer = str(options.get("changelog-producer", "none")).strip().lower()
             if producer not in ("none", "lookup"):
@@ -127,13 +162,31 @@ class MergeOptions:
                 raise ValueError("Do not support use sequence field on FIRST_ROW merge engine.")
         if self.engine == "partial-update" and (self.functions or self.default_function):
             name = next(iter(self.functions), "default-aggregate-function")
-            raise ValueError(f"Must use sequence group for aggregation functions but not found for field {name}.")
+            if name not in grouped:
+                raise ValueError(f"Must use sequence group for aggregation functions but not found for field {name}.")
+            raise ValueError(
+                f"table option fields.{name}.aggregate-function: aggregate functions inside partial-update "
+                f"sequence groups are not supported by lakecdc's compaction yet"
+            )
         if self.engine == "aggregation" and self.remove_record_on_delete and self.ignore_retract:
             name = sorted(self.ignore_retract)[0]
             raise ValueError(
                 f"aggregation.remove-record-on-delete and fields.{name}.ignore-retract have conflicting behavior "
                 f"so should not be enabled at the same time."
             )
+
+    def check_fields(self, names: Sequence[str], primary_keys: Sequence[str]) -> None:
+        """Java's checks of the sequence groups against a table's columns (same messages)."""
+        for seq, protected in self.sequence_groups:
+            option = f"fields.{','.join(seq)}.sequence-group"
+            for name in (*seq, *protected):
+                if name not in names:
+                    raise ValueError(f"Field {name} can not be found in table schema")
+                if name in primary_keys:
+                    raise ValueError(
+                        f"The sequence-group '{option}' contains primary key field '{name}', which is not allowed. "
+                        f"Primary key columns cannot be put in sequence-group."
+                    )
 
     def function(self, name: str) -> str:
         """The aggregate function of value field ``name`` (aggregation engine)."""
@@ -150,7 +203,7 @@ class MergeOptions:
                 "merge-engine=first-row cannot take the updates and deletes a change stream carries "
                 "(Paimon's readers fail on them); set ignore-delete=true to keep each key's first row"
             )
-        if self.engine == "partial-update" and not self.remove_record_on_delete:
+        if self.engine == "partial-update" and not self.remove_record_on_delete and not self.sequence_groups:
             return (
                 "merge-engine=partial-update cannot take deletes by default (Paimon's readers fail on "
                 "them); set ignore-delete=true, or partial-update.remove-record-on-delete=true"
@@ -168,6 +221,11 @@ class MergeOptions:
                         f"retract the old row; set fields.<field>.ignore-retract=true, or ignore-delete=true"
                     )
         return None
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """A comma-separated field list of an option (Java's FIELDS_SEPARATOR)."""
+    return tuple(n.strip() for n in text.split(","))
 
 
 def _function(key: str, value: str) -> str:
@@ -438,7 +496,10 @@ def _init_row(values: Sequence[Any], nullable: Sequence[bool]) -> list[Any]:
 
 
 def partial_update(opts: MergeOptions, nullable: Sequence[bool], names: Sequence[str]) -> MergeFn:
-    """Java's ``PartialUpdateMergeFunction`` without sequence groups."""
+    """Java's ``PartialUpdateMergeFunction``: the newest non-null value of each field, or, for the
+    fields of a sequence group, the values of the row whose group sequence is highest."""
+    groups = _sequence_group_indices(opts, names)
+    removing = {names.index(n) for n in opts.remove_on_sequence_group if n in names}
 
     def merge(rows: Sequence[Row]) -> Row:
         row: list[Any] = [None] * len(nullable)
@@ -452,25 +513,118 @@ def partial_update(opts: MergeOptions, nullable: Sequence[bool], names: Sequence
                 if opts.ignore_delete:
                     continue
                 seq = s
+                if groups:
+                    if _retract_groups(row, values, kind, groups, removing):
+                        # The row restarts as the -D row, all fields (pypaimon-rust 0.4 as Java's
+                        # main branch; unlike remove-record-on-delete's restart in pypaimon-rust).
+                        delete_row = True
+                        row = list(values)
+                    continue
                 if opts.remove_record_on_delete:
                     if kind == DELETE:
                         delete_row = True
                         row = _init_row(values, nullable)
                     continue
                 raise ValueError(
-                    "By default, Partial update can not accept delete records, set ignore-delete=true or "
-                    "partial-update.remove-record-on-delete=true"
+                    "By default, Partial update can not accept delete records, set ignore-delete=true, "
+                    "partial-update.remove-record-on-delete=true, or sequence groups"
                 )
             seq = s
-            for i, v in enumerate(values):
-                if v is not None:
-                    row[i] = v
-                elif not nullable[i]:
-                    raise ValueError(f"Field {names[i]} can not be null")
+            if groups:
+                _update_groups(row, values, groups)
+            else:
+                for i, v in enumerate(values):
+                    if v is not None:
+                        row[i] = v
+                    elif not nullable[i]:
+                        raise ValueError(f"Field {names[i]} can not be null")
             meet_insert = filled = True
         return seq, DELETE if delete_row or not meet_insert else INSERT, row
 
     return merge
+
+
+def _sequence_group_indices(opts: MergeOptions, names: Sequence[str]) -> dict[int, tuple[int, ...]]:
+    """Value column index -> the indices of its group's sequence fields, for every field of every
+    group (its protected fields and its sequence fields)."""
+    opts.check_fields(names, ())
+    index = {n: i for i, n in enumerate(names)}
+    out: dict[int, tuple[int, ...]] = {}
+    for seq, protected in opts.sequence_groups:
+        seq_index = tuple(index[n] for n in seq)
+        for name in (*protected, *seq):
+            out[index[name]] = seq_index
+    return out
+
+
+def _compare(values: Sequence[Any], row: Sequence[Any], seq: tuple[int, ...]) -> int:
+    """Java's ``UserDefinedSeqComparator`` (ascending, NULL lowest) of a row's group sequence
+    against the merged row's."""
+    for i in seq:
+        a, b = values[i], row[i]
+        if a is None or b is None:
+            if a is None and b is None:
+                continue
+            return -1 if a is None else 1
+        if a != b:
+            return -1 if a < b else 1
+    return 0
+
+
+def _update_groups(row: list[Any], values: Sequence[Any], groups: Mapping[int, tuple[int, ...]]) -> None:
+    """``updateWithSequenceGroup``: fields outside groups take non-null values; a group takes the
+    row's values (NULLs included) when its sequence is not older, and is skipped when the row's
+    sequence fields are all NULL."""
+    done = [False] * len(row)
+    for i, v in enumerate(values):
+        seq = groups.get(i)
+        if seq is None:
+            if v is not None:
+                row[i] = v
+            continue
+        if done[i]:
+            continue
+        if all(values[j] is None for j in seq):
+            for j in seq:
+                done[j] = True
+            continue
+        if _compare(values, row, seq) >= 0:
+            if i in seq:  # a sequence field: all of the group's sequence fields at once
+                for j in seq:
+                    row[j] = values[j]
+                    done[j] = True
+                continue
+            row[i] = v
+
+
+def _retract_groups(
+    row: list[Any], values: Sequence[Any], kind: int, groups: Mapping[int, tuple[int, ...]], removing: set[int]
+) -> bool:
+    """``retractWithSequenceGroup``: a group whose sequence is not older takes the retraction's
+    sequence values and NULLs its other fields. True when a -D of a group named in
+    ``partial-update.remove-record-on-sequence-group`` removes the whole row."""
+    done = [False] * len(row)
+    updated: set[int] = set()
+    for i in range(len(row)):
+        seq = groups.get(i)
+        if seq is None or done[i]:
+            continue
+        if all(values[j] is None for j in seq):
+            for j in seq:
+                done[j] = True
+            continue
+        if _compare(values, row, seq) >= 0:
+            if i in seq:
+                for j in seq:
+                    if j not in updated:
+                        if kind == DELETE and j in removing:
+                            return True
+                        row[j] = values[j]
+                        updated.add(j)
+                    done[j] = True
+            else:
+                row[i] = None
+    return False
 
 
 def aggregation(opts: MergeOptions, aggregators: Sequence[Aggregator], nullable: Sequence[bool] = ()) -> MergeFn:

@@ -17,6 +17,7 @@ from schema_evolution.type_mapping import TypeMappingMode
 from sinks.catalog import Catalog
 from sinks.layout import RecordSchema, TableLayout
 from sinks.local_files import write_atomically
+from sinks.merge_engines import MergeOptions
 from sinks.options import IMMUTABLE_OPTIONS, table_options, validate_table_options
 
 log = structlog.get_logger(__name__)
@@ -217,6 +218,10 @@ class TablePreparer:
                     f"keys {list(pks)}"
                 )
         options = table_options(self.policy.table_conf, has_primary_key=bool(pks))
+        try:
+            MergeOptions.from_table_options(options).check_fields(names, pks)
+        except ValueError as exc:
+            raise TableDefinitionError(f"cannot create table '{table}': --table-conf: {exc}") from None
         if not pks:
             log.warning("source table has no primary key: creating an append table", table=table)
         return self.catalog.create_table(

@@ -145,6 +145,10 @@ STOCK = [
             {"merge-engine": "partial-update", "ignore-delete": "true"},
             [(1, 9, "d"), (2, 4, "c"), (3, 8, "x")],
         ),
+        (  # note follows qty, its sequence: a -U/-D NULLs it (the key stays), a newer row sets it
+            {"merge-engine": "partial-update", "fields.qty.sequence-group": "note"},
+            [(1, 9, "d"), (2, 4, "c"), (3, 8, None)],
+        ),
         (  # sum retracts the old value, so qty follows the source; a deleted key stays, at 0
             {"merge-engine": "aggregation", "fields.qty.aggregate-function": "sum"},
             [(1, 9, "d"), (2, 4, "c"), (3, 0, None)],
@@ -154,7 +158,7 @@ STOCK = [
             [(1, 5, "a"), (2, 3, None), (3, 8, "x")],
         ),
     ],
-    ids=["partial-update", "aggregation", "first-row"],
+    ids=["partial-update", "partial-update-sequence-group", "aggregation", "first-row"],
 )
 def test_merge_engines_inside_the_job(
     spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str, table_conf: dict[str, str], expected: list[Any]

@@ -38,6 +38,17 @@ def test_keys_missing_from_the_source_are_refused(catalog: Catalog) -> None:
         prep.prepare([("db.t", _record(("id", int_())))])
 
 
+def test_sequence_groups_are_checked_against_the_columns_at_creation(catalog: Catalog) -> None:
+    conf = {"merge-engine": "partial-update", "fields.g.sequence-group": "v,w"}
+    prep = TablePreparer(catalog, TablePolicy(table_conf=conf))
+    with pytest.raises(
+        TableDefinitionError, match=r"cannot create table 'db\.t': --table-conf: Field w can not be found"
+    ):
+        prep.prepare([("db.t", _record(("id", int_()), ("v", varchar(5)), ("g", int_())))])
+    layouts = prep.prepare([("db.t", _record(("id", int_()), ("v", varchar(5)), ("w", int_()), ("g", int_())))])
+    assert layouts["db.t"].refuses_retractions is None  # sequence groups take updates and deletes
+
+
 def test_evolves_in_source_order_within_one_batch(catalog: Catalog) -> None:
     prep = TablePreparer(catalog, TablePolicy())
     layouts = prep.prepare(
