@@ -40,6 +40,7 @@ from formats.errors import LakeCdcError, TransientError
 from ingest import logs
 from ingest.assembler import ParseSpec, assemble
 from ingest.routing import TableRouter
+from ingest.worker_memory import release_unused_memory
 from sinks.chunks import CHUNK_DDL
 
 log = structlog.get_logger(__name__)
@@ -304,6 +305,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             yield from _raw_batches(partition, messages)
         else:
             yield from assemble(self.spec.parse, partition.topic, partition.partition, messages)
+        release_unused_memory()
         log.debug(
             "range read",
             topic=partition.topic,

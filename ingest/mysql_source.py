@@ -66,6 +66,7 @@ from ingest.mysql_gtid import GtidSet
 from ingest.mysql_schema_history import SchemaHistory
 from ingest.mysql_ssl import SslSettings
 from ingest.routing import TableRouter
+from ingest.worker_memory import release_unused_memory
 from schema_evolution.mysql_ddl import DdlError, TableDef, apply_ddl, base_type, member_values
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 from sinks.chunks import CHUNK_DDL
@@ -333,6 +334,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             else:
                 assert isinstance(partition, BinlogPartition)
                 yield from read_binlog(self.spec, partition)
+        release_unused_memory()
 
 
 class _Tables:

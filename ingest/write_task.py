@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from ingest import logs
+from ingest.worker_memory import release_unused_memory
 from sinks.writer import WriteContext, write_chunks
 
 
@@ -17,3 +18,4 @@ def write_task(batches: Iterator[pa.RecordBatch], ctx: WriteContext) -> Iterator
     set-up, so logging is configured here)."""
     logs.configure_once()
     yield from write_chunks(batches, ctx)
+    release_unused_memory()
