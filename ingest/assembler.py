@@ -18,13 +18,14 @@ from formats.canal_bulk import BulkDecoder, PlainRows
 from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
 from ingest.routing import TableRouter
-from schema_evolution.computed import parse_computed_columns
+from schema_evolution.computed import ComputedColumn, parse_computed_columns, resolve_case_insensitively
 from schema_evolution.conversion import ConversionNotes
 from schema_evolution.mysql_types import UnsupportedSourceType
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.chunks import (
     CHUNK_SCHEMA,
     DEFAULT_CHUNK_ROWS,
+    VALUE_KIND,
     ChunkBuilder,
     MetadataSpec,
     record_schema,
@@ -49,6 +50,9 @@ class ParseSpec:
     # canal-json's bulk path for plain DML (same results, see ChunkBuilder.add_rows); off in tests
     # that compare both paths
     bulk_path: bool = True
+    # --catalog-conf case-sensitive=false: column and key names in lower case, computed columns'
+    # references matched whatever their case (Paimon's CDC actions)
+    case_sensitive: bool = True
 
 
 @dataclass
@@ -85,7 +89,12 @@ class ChunkAssembler:
         )
         self._ready: list[dict[str, Any]] = []
         self._seq = 0
-        self._record_schemas: dict[tuple[SourceSchema, str], RecordSchema] = {}
+        # per (source schema, source table): the chunk schema as built, with the computed columns
+        # it was built with, and as the driver sees it (lower-case names in a case-insensitive catalog)
+        self._record_schemas: dict[
+            tuple[SourceSchema, str], tuple[RecordSchema, list[ComputedColumn], RecordSchema]
+        ] = {}
+        self._targets: dict[int, RecordSchema] = {}
 
     def add(
         self, value: bytes | None, key: bytes | None, offset: int, timestamp_ms: int | None, ts_type: int = 0
@@ -171,9 +180,8 @@ class ChunkAssembler:
             self._flush(target)
         builder = self._new_builder(target, event, position)
         del self._builders[target]
-        self._ready.append(
-            self._row(target, position.offset, position.offset, builder.schema.to_json(), 0, None, None, 0)
-        )
+        schema = self._target_schema(builder)
+        self._ready.append(self._row(target, position.offset, position.offset, schema.to_json(), 0, None, None, 0))
 
     def mark(self, note: str) -> None:
         """A progress note for the driver to keep with this micro-batch's commit (no rows)."""
@@ -208,13 +216,19 @@ class ChunkAssembler:
     ) -> ChunkBuilder:
         source_table = f"{database}.{table}"
         key = (source, source_table)
-        schema = self._record_schemas.get(key)
-        if schema is None:
+        known = self._record_schemas.get(key)
+        if known is None:
+            computed = self._computed
+            if not self.spec.case_sensitive and computed:
+                computed = resolve_case_insensitively(computed, [name for name, _ in source.fields])
             try:
-                schema = record_schema(source, source_table, self._modes, self._metadata, self._computed)
-            except UnsupportedSourceType as exc:
+                schema = record_schema(source, source_table, self._modes, self._metadata, computed)
+                target_schema = schema if self.spec.case_sensitive else schema.lowercased(target)
+            except (UnsupportedSourceType, ValueError) as exc:
                 raise MalformedMessage(self.spec.format, position, f"table '{source_table}': {exc}") from None
-            self._record_schemas[key] = schema
+            known = self._record_schemas[key] = (schema, computed, target_schema)
+        schema, computed, target_schema = known
+        self._targets[id(schema)] = target_schema
         builder = ChunkBuilder(
             target,
             source,
@@ -223,22 +237,30 @@ class ChunkAssembler:
             self.topic,
             self.partition,
             metadata=self._metadata,
-            computed=self._computed,
+            computed=computed,
         )
         self._builders[target] = builder
         return builder
+
+    def _target_schema(self, builder: ChunkBuilder) -> RecordSchema:
+        """The schema the driver gets for a builder's chunks (lower-case names where the catalog is
+        case-insensitive; the builder keeps the source's names to read its rows by)."""
+        return self._targets.get(id(builder.schema), builder.schema)
 
     def _flush(self, target: str) -> None:
         builder = self._builders.pop(target)
         if not len(builder):
             return
         batch = builder.to_batch(self.notes)
+        schema = self._target_schema(builder)
+        if schema is not builder.schema:
+            batch = batch.rename_columns([*(n for n, _ in schema.fields), VALUE_KIND])
         self._ready.append(
             self._row(
                 target,
                 builder.offsets[0],
                 builder.offsets[-1],
-                builder.schema.to_json(),
+                schema.to_json(),
                 batch.num_rows,
                 serialize_batch(batch),
                 None,

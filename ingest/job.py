@@ -115,6 +115,7 @@ def router_for(settings: SyncSettings) -> TableRouter:
         prefix_db=dict(settings.table_prefix_db) if database_sync else {},
         suffix_db=dict(settings.table_suffix_db) if database_sync else {},
         merge_shards=settings.merge_shards,
+        case_sensitive=settings.case_sensitive,
     )
 
 
@@ -128,6 +129,7 @@ def parse_spec(settings: SyncSettings, fmt: str) -> ParseSpec:
         computed_columns=settings.computed_columns,
         metadata_prefix=settings.metadata_column_prefix,
         metadata_not_null=fmt == mysql_values.FORMAT,
+        case_sensitive=settings.case_sensitive,
     )
 
 
@@ -186,16 +188,19 @@ def run(settings: SyncSettings) -> JobResult:
     checkpoint = settings.checkpoint or default_checkpoint(settings)
     user = commit_user(checkpoint)
     catalog = Catalog(settings.warehouse, settings.catalog_conf)
-    catalog.ensure_database(settings.database)
+    catalog.ensure_database(settings.name(settings.database))
+    name = settings.name
     preparer = TablePreparer(
         catalog,
         TablePolicy(
-            primary_keys=settings.primary_keys,
-            partition_keys=settings.partition_keys,
+            primary_keys=tuple(map(name, settings.primary_keys)),
+            partition_keys=tuple(map(name, settings.partition_keys)),
             table_conf=settings.table_conf,
             modes=parse_type_mapping(settings.type_mapping),
             ignore_incompatible=settings.ignore_incompatible and settings.action.endswith("-database"),
-            multiple_partition_keys=dict(settings.multiple_table_partition_keys),
+            multiple_partition_keys={
+                name(t): tuple(map(name, keys)) for t, keys in settings.multiple_table_partition_keys.items()
+            },
             lenient_keys=settings.action.endswith("-database"),
             source_primary_keys=settings.sync_primary_keys_from_source_schema,
             require_primary_keys=settings.action.startswith("mysql"),

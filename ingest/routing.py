@@ -32,6 +32,8 @@ class TableRouter:
     # mysql-sync-database --merge-shards false: the same table name in several databases stays
     # apart, as ``<db>_<table>``
     merge_shards: bool = True
+    # A case-insensitive catalog (--catalog-conf case-sensitive=false) gets lower-case table names.
+    case_sensitive: bool = True
 
     @cached_property
     def _patterns(self) -> tuple[re.Pattern[str], re.Pattern[str] | None, re.Pattern[str], re.Pattern[str] | None]:
@@ -54,7 +56,10 @@ class TableRouter:
             return routes[key]
         if len(routes) > 100_000:
             routes.clear()
-        target = routes[key] = self._route(source_database, source_table)
+        target = self._route(source_database, source_table)
+        if target is not None and not self.case_sensitive:
+            target = target.lower()
+        routes[key] = target
         return target
 
     def _route(self, source_database: str | None, source_table: str | None) -> str | None:

@@ -117,6 +117,16 @@ class SyncSettings(BaseSettings):
                 raise ValueError(f"not a valid regular expression: {exc}") from None
         return v
 
+    @property
+    def case_sensitive(self) -> bool:
+        """Paimon's catalog option ``case-sensitive`` (default true). A case-insensitive catalog gets
+        table, column and key names in lower case, as Paimon's CDC actions write them."""
+        return self.catalog_conf.get("case-sensitive", "true").strip().lower() != "false"
+
+    def name(self, text: str) -> str:
+        """A table, column or key name as the catalog keeps it."""
+        return text if self.case_sensitive else text.lower()
+
     @model_validator(mode="after")
     def _check(self) -> SyncSettings:
         if self.action.endswith("-table") and not self.table:
@@ -126,12 +136,17 @@ class SyncSettings(BaseSettings):
         if unknown:
             raise ValueError(f"unknown --metadata-column {unknown}; known: {', '.join(METADATA_TYPES)}")
         parse_type_mapping(self.type_mapping)
+        if self.catalog_conf.get("case-sensitive", "true").strip().lower() not in ("true", "false"):
+            raise ValueError(
+                f"--catalog-conf case-sensitive={self.catalog_conf['case-sensitive']}: expected true or false"
+            )
         if self.action.startswith("mysql"):
             self._check_mysql()
         else:
             self._check_kafka()
         if self.primary_keys and self.partition_keys and self.action.endswith("-table"):
-            missing = [k for k in self.partition_keys if k not in self.primary_keys]
+            keys = {self.name(k) for k in self.primary_keys}
+            missing = [k for k in self.partition_keys if self.name(k) not in keys]
             if missing:
                 raise ValueError(f"partition keys {missing} must be part of the primary keys {list(self.primary_keys)}")
         # Every source but plain JSON carries updates and deletes (-U/-D rows).

@@ -47,6 +47,7 @@ Deviations from Paimon, on purpose:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -403,6 +404,20 @@ def parse_computed_columns(specs: Sequence[str]) -> list[ComputedColumn]:
         if names.count(c.name) > 1:
             raise ValueError(f"--computed-column '{c.name}={c.expression}': column '{c.name}' is computed twice")
     return _dependency_order(columns)
+
+
+def resolve_case_insensitively(
+    columns: Sequence[ComputedColumn], source_columns: Sequence[str]
+) -> list[ComputedColumn]:
+    """The columns with each reference spelled as the source (or computed) column it names
+    whatever the case, as Paimon resolves them in a case-insensitive catalog; re-ordered by the
+    references so found."""
+    names = {n.lower(): n for n in source_columns}
+    names.update({c.name.lower(): c.name for c in columns})
+    resolved = [
+        c if c.source is None else dataclasses.replace(c, source=names.get(c.source.lower(), c.source)) for c in columns
+    ]
+    return _dependency_order(resolved)
 
 
 def _dependency_order(columns: list[ComputedColumn]) -> list[ComputedColumn]:

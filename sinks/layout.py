@@ -62,6 +62,26 @@ class RecordSchema:
             body["table_comment"] = self.table_comment
         return json.dumps(body, separators=(",", ":"))
 
+    def lowercased(self, table: str) -> RecordSchema:
+        """The schema a case-insensitive catalog (``case-sensitive=false``) gets: every column and
+        key name in lower case, as Paimon's CDC actions convert them; ``ValueError`` (Paimon's
+        message) when two columns then share a name."""
+        names = [n.lower() for n, _ in self.fields]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(
+                f"Table {table} contains duplicate columns: {duplicates}.\nPossible causes are: 1. computed "
+                f"columns or metadata columns contain duplicate fields; 2. the catalog is case-insensitive and "
+                f"the table columns duplicate after they are all converted to lower-case."
+            )
+        return RecordSchema(
+            tuple((n.lower(), t) for n, t in self.fields),
+            tuple(k.lower() for k in self.primary_keys),
+            self.source_table,
+            tuple((n.lower(), c) for n, c in self.comments),
+            self.table_comment,
+        )
+
     @staticmethod
     def from_json(text: str) -> RecordSchema:
         d = json.loads(text)

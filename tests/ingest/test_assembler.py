@@ -12,9 +12,11 @@ import pytest
 
 from bench.workload import messages as bench_messages
 from deploy.canal_stream import generate
+from formats.errors import MalformedMessage
 from ingest.assembler import ParseSpec, assemble
 from ingest.routing import TableRouter
 from sinks.chunks import deserialize_batch
+from sinks.layout import RecordSchema
 from tests.conftest import ROOT, SAMPLES, sample_messages
 
 
@@ -113,3 +115,31 @@ def test_bulk_path_is_taken_for_plain_dml(monkeypatch: pytest.MonkeyPatch) -> No
     assert counts[0] > 500  # updates are -U/+U pairs
     # the per-event parser only sees the first message, which teaches the bulk decoder the columns
     assert calls == [0]
+
+
+def _canal_upper(kind: str, row: dict[str, str], extra: dict[str, str] | None = None) -> bytes:
+    import orjson
+
+    types = {"ID": "int", "Name": "varchar(10)", **(extra or {})}
+    body = {"type": kind, "data": [row], "old": None, "database": "Shop", "table": "Orders", "isDdl": False}
+    return orjson.dumps({**body, "pkNames": ["ID"], "mysqlType": types})
+
+
+@pytest.mark.parametrize("bulk", [True, False])
+def test_case_insensitive_catalog_gets_lower_case_names(bulk: bool) -> None:
+    """--catalog-conf case-sensitive=false: tables, columns and keys in lower case on both parse
+    paths, computed columns finding their column whatever the case; a clash is Paimon's error."""
+    router = TableRouter(database="ods", case_sensitive=False)
+    spec = ParseSpec("canal-json", router, bulk_path=bulk, case_sensitive=False, computed_columns=("Up=upper(NAME)",))
+    values = [_canal_upper("INSERT", {"ID": str(i), "Name": f"n{i}"}) for i in range(3)]
+    rows = [
+        r for b in assemble(spec, "t", 0, ((v, None, i, None, 0) for i, v in enumerate(values))) for r in b.to_pylist()
+    ]
+    assert {r["table"] for r in rows} == {"ods.orders"}
+    schema = RecordSchema.from_json(rows[0]["schema"])
+    assert [n for n, _ in schema.fields] == ["id", "name", "up"] and schema.primary_keys == ("id",)
+    data = [x for r in rows for x in deserialize_batch(r["data"]).to_pylist()]
+    assert data == [{"id": i, "name": f"n{i}", "up": f"N{i}", "_VALUE_KIND": 0} for i in range(3)]
+    clash = [_canal_upper("INSERT", {"ID": "1", "Name": "a", "NAME": "b"}, {"NAME": "varchar(10)"})]
+    with pytest.raises(MalformedMessage, match=r"Table ods.orders contains duplicate columns: \['name'\]"):
+        list(assemble(spec, "t", 0, ((v, None, i, None, 0) for i, v in enumerate(clash))))

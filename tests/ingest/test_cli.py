@@ -114,6 +114,9 @@ def test_dash_spelling_and_spark_side_options() -> None:
     assert s.startup_mode == "group-offsets"  # Paimon's default when a group id is given
 
 
+PU_GROUP = ["--table_conf", "merge-engine=partial-update", "--table_conf", "fields.g.sequence-group=a"]
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -134,9 +137,14 @@ def test_dash_spelling_and_spark_side_options() -> None:
             "aggregate across the delete",
         ),
         (
-            ["--table_conf", "merge-engine=partial-update", "--table_conf", "fields.g.sequence-group=a"],
-            "sequence groups",
+            [*PU_GROUP, "--table_conf", "fields.a.aggregate-function=sum"],
+            "aggregate functions inside partial-update sequence groups are not supported",
         ),
+        (
+            [*PU_GROUP, "--table_conf", "fields.h.sequence-group=a"],
+            "Field a is defined repeatedly by multiple groups",
+        ),
+        (["--catalog_conf", "case-sensitive=maybe"], "case-sensitive=maybe: expected true or false"),
         (["--table_conf", "bucket=-2"], "bucket=-2 is not supported"),
         (["--table_conf", "file.format=avro"], "lakecdc compacts Parquet files only"),
         (["--table_conf", "changelog.time-retained=1d"], "expires the changelog with its snapshots"),

@@ -363,3 +363,34 @@ def test_newly_added_tables_options_change(source: LocalMariaDB, tmp_path: Path)
         options = catalog.table_options(f"default.{table}")
         assert {k: options.get(k) for k in conf} == conf
     _check(wh, "t2", T1, ["+I[1, Hi]"])
+
+
+@pytest.mark.parametrize("mode", ["divided", "combined"])
+def test_ignore_case(source: LocalMariaDB, tmp_path: Path, mode: str) -> None:
+    """testIgnoreCaseDivided / testIgnoreCaseCombined: MySQL's T (UPPERCASE_V0 …) becomes t
+    (uppercase_v0 …) in a case-insensitive catalog, schema changes included; in combined mode a
+    table T1 created while the job runs becomes t1."""
+    db, wh, s = source, str(tmp_path), f"paimon_ignore_CASE_{mode}"
+    args = {"catalog_conf": {"case-sensitive": "false"}, "mode": mode}
+    _run(db, wh, s, **args)
+    tables = ["T", "T1"] if mode == "combined" else ["T"]
+    if mode == "combined":
+        db.execute("CREATE TABLE T1 (k INT, UPPERCASE_V0 VARCHAR(20), PRIMARY KEY (k))", database=s)
+    for table in tables:
+        db.execute(f"INSERT INTO {table} VALUES (1, 'Hi')", database=s)
+    _run(db, wh, s, **args)
+    assert _tables(wh) == {t.lower() for t in tables}
+    for table in tables:
+        _check(wh, table.lower(), [("k", "INT NOT NULL"), ("uppercase_v0", "VARCHAR(20)")], ["+I[1, Hi]"])
+        db.execute(f"ALTER TABLE {table} MODIFY COLUMN UPPERCASE_V0 VARCHAR(30)",
+                   f"INSERT INTO {table} VALUES (2, 'Paimon')", database=s)  # fmt: skip
+    _run(db, wh, s, **args)
+    for table in tables:
+        _check(wh, table.lower(), [("k", "INT NOT NULL"), ("uppercase_v0", "VARCHAR(30)")],
+               ["+I[1, Hi]", "+I[2, Paimon]"])  # fmt: skip
+        db.execute(f"ALTER TABLE {table} ADD COLUMN UPPERCASE_V1 DOUBLE",
+                   f"INSERT INTO {table} VALUES (3, 'Test', 0.5)", database=s)  # fmt: skip
+    _run(db, wh, s, **args)
+    for table in tables:
+        schema = [("k", "INT NOT NULL"), ("uppercase_v0", "VARCHAR(30)"), ("uppercase_v1", "DOUBLE")]
+        _check(wh, table.lower(), schema, ["+I[1, Hi, NULL]", "+I[2, Paimon, NULL]", "+I[3, Test, 0.5]"])

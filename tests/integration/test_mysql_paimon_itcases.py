@@ -420,6 +420,31 @@ def test_sync_primary_keys_from_source_schema(paimon_mysql: LocalMariaDB, tmp_pa
     _check(wh, [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")], ["+I[1, Apache]", "+I[2, Paimon]"])
 
 
+_CASE_INSENSITIVE = {"case-sensitive": "false"}
+
+
+def test_computed_column_with_case_insensitive(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    # The MySQL columns are PK and UPPERCASE_STRING; the catalog keeps lower-case names, and the
+    # computed column's upper-case reference still finds its column.
+    db, wh, s = paimon_mysql, str(tmp_path), "computed_column_with_case_insensitive"
+    args = {"catalog_conf": _CASE_INSENSITIVE, "computed_columns": ("SUBSTRING=substring(UPPERCASE_STRING,2)",)}
+    _run(db, wh, s, "t", **args)
+    _sql(db, s, "INSERT INTO t VALUES (1, 'apache')", "INSERT INTO t VALUES (2, null)")
+    _run(db, wh, s, "t", **args)
+    schema = [("pk", "INT NOT NULL"), ("uppercase_string", "VARCHAR(10)"), ("substring", "STRING")]
+    _check(wh, schema, ["+I[1, apache, ache]", "+I[2, NULL, NULL]"])
+
+
+def test_specify_keys_with_case_insensitive(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
+    wh = str(tmp_path)
+    _run(paimon_mysql, wh, "specify_key_with_case_insensitive", "t", catalog_conf=_CASE_INSENSITIVE,
+         primary_keys=("ID1", "PART"), partition_keys=("PART",))  # fmt: skip
+    layout = Catalog(wh).load_layout("default.t")
+    assert layout is not None
+    assert layout.primary_keys == ("id1", "part") and layout.partition_keys == ("part",)
+    assert [n for n, _ in layout.fields] == ["id0", "id1", "part"]
+
+
 def test_write_only_and_schema_evolution(paimon_mysql: LocalMariaDB, tmp_path: Path) -> None:
     db, wh, s = paimon_mysql, str(tmp_path), "write_only_and_schema_evolution"
     conf = {"bucket": "2", "write-only": "true"}
