@@ -10,7 +10,6 @@ an idle reader to 140 to 230 MiB, measured with bench's command (README, Measure
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -20,12 +19,9 @@ import pyarrow as pa
 
 @cache
 def _malloc_trim() -> Callable[[int], Any] | None:
-    """glibc's ``malloc_trim`` (None where the C library is not glibc)."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
+    """glibc's ``malloc_trim`` from the process's own symbols (None where the C library is not glibc)."""
     try:
-        trim: Callable[[int], Any] = ctypes.CDLL(name).malloc_trim
+        trim: Callable[[int], Any] = ctypes.CDLL(None).malloc_trim
         return trim
     except (OSError, AttributeError):
         return None

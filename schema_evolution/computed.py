@@ -47,7 +47,6 @@ Deviations from Paimon, on purpose:
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -414,9 +413,7 @@ def resolve_case_insensitively(
     references so found."""
     names = {n.lower(): n for n in source_columns}
     names.update({c.name.lower(): c.name for c in columns})
-    resolved = [
-        c if c.source is None else dataclasses.replace(c, source=names.get(c.source.lower(), c.source)) for c in columns
-    ]
+    resolved = [c if c.source is None else replace(c, source=names.get(c.source.lower(), c.source)) for c in columns]
     return _dependency_order(resolved)
 
 

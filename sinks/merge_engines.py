@@ -571,6 +571,17 @@ def _compare(values: Sequence[Any], row: Sequence[Any], seq: tuple[int, ...]) ->
     return 0
 
 
+def _group_wins(values: Sequence[Any], row: Sequence[Any], seq: tuple[int, ...], done: list[bool]) -> bool:
+    """Whether the row's values go into the group: it carries the group's sequence, not older than
+    the merged row's. A row without any of the sequence fields leaves the group alone (Java's
+    ``isEmptySequenceGroup``, which marks the sequence fields processed)."""
+    if all(values[j] is None for j in seq):
+        for j in seq:
+            done[j] = True
+        return False
+    return _compare(values, row, seq) >= 0
+
+
 def _update_groups(row: list[Any], values: Sequence[Any], groups: Mapping[int, tuple[int, ...]]) -> None:
     """``updateWithSequenceGroup``: fields outside groups take non-null values; a group takes the
     row's values (NULLs included) when its sequence is not older, and is skipped when the row's
@@ -584,11 +595,7 @@ def _update_groups(row: list[Any], values: Sequence[Any], groups: Mapping[int, t
             continue
         if done[i]:
             continue
-        if all(values[j] is None for j in seq):
-            for j in seq:
-                done[j] = True
-            continue
-        if _compare(values, row, seq) >= 0:
+        if _group_wins(values, row, seq, done):
             if i in seq:  # a sequence field: all of the group's sequence fields at once
                 for j in seq:
                     row[j] = values[j]
@@ -609,11 +616,7 @@ def _retract_groups(
         seq = groups.get(i)
         if seq is None or done[i]:
             continue
-        if all(values[j] is None for j in seq):
-            for j in seq:
-                done[j] = True
-            continue
-        if _compare(values, row, seq) >= 0:
+        if _group_wins(values, row, seq, done):
             if i in seq:
                 for j in seq:
                     if j not in updated:
