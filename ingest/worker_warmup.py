@@ -46,8 +46,18 @@ def warm_workers(spark: Any, modules: Sequence[str]) -> set[int]:
     return {r["pid"] for r in rows.collect()}
 
 
-def start_warming(spark: Any, modules: Sequence[str]) -> threading.Thread:
-    """``warm_workers`` on a daemon thread: best effort, never delays or fails the job."""
+# (Spark application id, modules) already warmed: workers outlive a job, so a session that runs
+# several jobs (tests, notebooks) warms them once.
+_warmed: set[tuple[str, tuple[str, ...]]] = set()
+
+
+def start_warming(spark: Any, modules: Sequence[str]) -> threading.Thread | None:
+    """``warm_workers`` on a daemon thread: best effort, never delays or fails the job; None when
+    this Spark application's workers were warmed with these modules already."""
+    key = (str(spark.sparkContext.applicationId), tuple(modules))
+    if key in _warmed:
+        return None
+    _warmed.add(key)
 
     def run() -> None:
         started = time.monotonic()

@@ -394,3 +394,41 @@ def test_ignore_case(source: LocalMariaDB, tmp_path: Path, mode: str) -> None:
     for table in tables:
         schema = [("k", "INT NOT NULL"), ("uppercase_v0", "VARCHAR(30)"), ("uppercase_v1", "DOUBLE")]
         _check(wh, table.lower(), schema, ["+I[1, Hi, NULL]", "+I[2, Paimon, NULL]", "+I[3, Test, 0.5]"])
+
+
+def test_sync_many_tables_with_limited_memory(source: LocalMariaDB, tmp_path: Path) -> None:
+    """testSyncManyTableWithLimitedMemory: 100 tables created while the job streams (combined mode),
+    100 rows each, under Paimon's 4 mb write buffer and one sink task: every table gets its rows.
+    (Paimon creates them from 100 threads at once; here one statement after another.)"""
+    db, wh, s = source, str(tmp_path), "many_table_sync_test"
+    args = {
+        "mode": "combined",
+        "mysql_conf": {"scan.incremental.snapshot.chunk.size": "1"},
+        "table_conf": {"sink.parallelism": "1", "write-buffer-size": "4 mb"},
+    }
+    _run(db, wh, s, **args)
+    values = ", ".join(f"({k}, 'string_{k}')" for k in range(100))
+    for i in range(100):
+        db.execute(f"CREATE TABLE t{i} (k INT, v1 VARCHAR(10), PRIMARY KEY (k))", f"INSERT INTO t{i} VALUES {values}",
+                   database=s)  # fmt: skip
+    _run(db, wh, s, **args)
+    assert _tables(wh) == {"a", *(f"t{i}" for i in range(100))}
+    for i in range(100):
+        _check(wh, f"t{i}", T1, [f"+I[{k}, string_{k}]" for k in range(100)])
+
+
+def test_monitored_and_excluded_tables_with_merging(source: LocalMariaDB, tmp_path: Path) -> None:
+    """testMonitoredAndExcludedTablesWithMering, by its outcome (Paimon asserts the action's table
+    lists): shard_1.t1, shard_1.t3 and shard_2.t1 are synced; t2 of both shards is excluded, as the
+    existing Paimon t2 (STRING key) fits neither, and shard_2.t3 has no primary key."""
+    db, wh, shards = source, str(tmp_path), "monitored_and_excluded_shard_.*"
+    Catalog(wh).create_table("default.t2", [("k", string()), ("v1", string())], ["k"], [], {})
+    db.execute("INSERT INTO t1 VALUES (1, 'shard_1')", "INSERT INTO t2 VALUES (1, 'two')",
+               "INSERT INTO t3 VALUES (1, 'one')", database="monitored_and_excluded_shard_1")  # fmt: skip
+    db.execute("INSERT INTO t1 VALUES (2, 'shard_2')", "INSERT INTO t2 VALUES (2, 0.5)",
+               "INSERT INTO t3 VALUES (2, 'x')", database="monitored_and_excluded_shard_2")  # fmt: skip
+    _run(db, wh, shards, mode="combined", ignore_incompatible=True)
+    assert _tables(wh) == {"t1", "t2", "t3"}
+    _check(wh, "t1", T1, ["+I[1, shard_1]", "+I[2, shard_2]"])
+    _check(wh, "t2", [("k", "STRING NOT NULL"), ("v1", "STRING")], [])
+    _check(wh, "t3", T1, ["+I[1, one]"])

@@ -37,5 +37,7 @@ def test_warming_imports_modules_in_the_workers_that_run_later_tasks(spark: Any)
 
 def test_warming_in_the_background_never_fails_the_job(spark: Any) -> None:
     thread = start_warming(spark, ["lakecdc_no_such_module"])
+    assert thread is not None
     thread.join(timeout=120)
     assert not thread.is_alive()  # the import error was logged and swallowed
+    assert start_warming(spark, ["lakecdc_no_such_module"]) is None  # once per Spark application
