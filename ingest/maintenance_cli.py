@@ -116,23 +116,30 @@ def _partitions(values: Sequence[str] | None) -> list[dict[str, str]]:
 
 def _compact(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     from sinks import compactor
+    from sinks.append_compactor import NotCompactable
 
-    def threads(tasks: Sequence[compactor.BucketTask]) -> list[Any]:
+    def threads(tasks: Sequence[compactor.Task]) -> list[Any]:
         with ThreadPoolExecutor(max_workers=max(1, min(len(tasks), os.cpu_count() or 1))) as pool:
-            return list(pool.map(compactor.compact_bucket, tasks))
+            return list(pool.map(compactor.compact_task, tasks))
 
     partitions = _partitions(args.partition)
     for table in _tables(args, catalog_conf):
-        report = compactor.compact(
-            args.warehouse,
-            catalog_conf,
-            table,
-            f"lakecdc-compact-{uuid.uuid4()}",
-            BATCH_IDENTIFIER,
-            full=args.compact_strategy == "full",
-            partitions=partitions,
-            runner=threads,
-        )
+        try:
+            report = compactor.compact(
+                args.warehouse,
+                catalog_conf,
+                table,
+                f"lakecdc-compact-{uuid.uuid4()}",
+                BATCH_IDENTIFIER,
+                full=args.compact_strategy == "full",
+                partitions=partitions,
+                runner=threads,
+            )
+        except NotCompactable as exc:
+            if args.table:
+                raise
+            print(f"lakecdc: {table}: skipped: {exc}", file=sys.stderr)
+            continue
         if report.buckets == 0:
             print(f"lakecdc: {table}: nothing to compact")
         elif report.committed:

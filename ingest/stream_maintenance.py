@@ -7,6 +7,7 @@ It runs between micro-batches, so it never races the job's own writers: the next
 writers start after the COMPACT snapshot and read the compacted buckets' sequence numbers.
 ``write-only=true`` skips both, as in Paimon; ``full-compaction.delta-commits=N`` compacts every
 bucket fully after every N-th data commit (N=1 keeps a table copy-on-write: one file per bucket).
+Append tables get their small files merged by Paimon's append-compaction rules.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 import structlog
 
 from ingest import logs
-from sinks import auto_tags, compactor, expire, partitions
+from sinks import append_compactor, auto_tags, compactor, expire, partitions
 from sinks import paimon_store as store
+from sinks.append_picks import PartitionAges
 from sinks.auto_tags import AutoTagOptions
 from sinks.lsm import CompactionOptions
 from sinks.partition_expiry import PartitionExpiryOptions
@@ -28,9 +30,9 @@ from sinks.partition_expiry import PartitionExpiryOptions
 log = structlog.get_logger(__name__)
 
 
-def _compact_task(task: compactor.BucketTask) -> store.CompactChange:
+def _compact_task(task: compactor.Task) -> store.CompactChange:
     logs.configure_once()
-    return compactor.compact_bucket(task)
+    return compactor.compact_task(task)
 
 
 class StreamMaintenance:
@@ -43,10 +45,12 @@ class StreamMaintenance:
         self.expired_snapshots = 0
         self.expired_partitions = 0
         self._partition_checks: dict[str, float] = {}  # table -> monotonic time of its last check
+        self._append_ages = PartitionAges()  # append tables: how long partitions' small files waited
+        self._append_refused: set[str] = set()  # append tables lakecdc cannot compact (warned once)
 
     def after_commit(self, spark: Any, tables: Sequence[str], batch_id: int) -> None:
         """Compact and expire the tables this micro-batch wrote."""
-        tasks: list[compactor.BucketTask] = []
+        tasks: list[compactor.Task] = []
         active: dict[str, AutoTagOptions | None] = {}  # table -> its automatic-tag options
         expiring: list[str] = []  # tables whose partition-expiry check is due
         for table in tables:
@@ -64,8 +68,15 @@ class StreamMaintenance:
                 expiring.append(table)
             self.data_commits[table] += 1
             if not paimon_table.is_primary_key_table:
-                # Append tables need no merging to read right; lakecdc does not merge their small
-                # files yet (README), but still expires their snapshots and partitions and tags them.
+                # Append tables: small files merged by Paimon's rules (never a full compaction).
+                why = append_compactor.unsupported(paimon_table)
+                if why is None:
+                    tasks += compactor.plan(
+                        self.warehouse, self.catalog_options, table, full=False, ages=self._append_ages
+                    )
+                elif table not in self._append_refused:
+                    self._append_refused.add(table)
+                    log.warning("append table not compacted", table=table, why=why)
                 continue
             every = opts.full_compaction_delta_commits
             full = every is not None and self.data_commits[table] % every == 0
@@ -87,7 +98,7 @@ class StreamMaintenance:
                     "compacted" if result.committed else "compaction dropped after a conflict",
                     table=table,
                     batch=batch_id,
-                    buckets=len(table_changes),
+                    buckets=len({(c.partition, c.bucket) for c in table_changes}),
                     files_before=sum(len(c.before) for c in table_changes),
                     files_after=sum(len(c.after) for c in table_changes),
                     manifests_merged=result.manifests_merged,

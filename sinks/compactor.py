@@ -1,5 +1,5 @@
-"""Compaction of primary-key tables: plan per bucket on the driver, merge on executors, commit one
-COMPACT snapshot per table.
+"""Compaction: plan per bucket on the driver, merge on executors, commit one COMPACT snapshot per
+table. Append tables (no primary key) are planned and rewritten by ``sinks.append_compactor``.
 
 A bucket's files are merged as the table's merge engine says (``sinks.merge_engines``): rows
 sorted by (key, ``sequence.field``, sequence number), one row per key, retractions dropped only
@@ -20,7 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import structlog
 
+from sinks import append_compactor
 from sinks import paimon_store as store
+from sinks.append_compactor import AppendTask
+from sinks.append_picks import PartitionAges
 from sinks.full_changelog import ChangelogOptions, full_changelog, lookup_changelog
 from sinks.lsm import CompactionOptions, CompactUnit, pick_force_up_level0, pick_full, pick_universal
 from sinks.merge_engines import MergeOptions, merge_sorted
@@ -106,6 +109,16 @@ def _split(data: pa.Table, target_bytes: int) -> list[pa.Table]:
     per_row = max(1, data.nbytes // data.num_rows)
     rows = max(1, target_bytes // per_row)
     return [data.slice(i, rows) for i in range(0, data.num_rows, rows)]
+
+
+Task = BucketTask | AppendTask
+
+
+def compact_task(task: Task) -> store.CompactChange:
+    """Run one planned task (on an executor)."""
+    if isinstance(task, AppendTask):
+        return append_compactor.compact_files(task)
+    return compact_bucket(task)
 
 
 def compact_bucket(task: BucketTask) -> store.CompactChange:
@@ -199,8 +212,10 @@ def plan(
     *,
     full: bool,
     partitions: Sequence[Mapping[str, str]] = (),
-) -> list[BucketTask]:
-    """One task per bucket that needs compaction (universal rules, or everything when ``full``).
+    ages: PartitionAges | None = None,
+) -> list[Task]:
+    """One task per bucket that needs compaction (universal rules, or everything when ``full``);
+    append tables as ``append_compactor.plan`` says (``ages``: a streaming job's partition ages).
 
     Tables with ``deletion-vectors.enabled=true`` (MOW) always compact fully: their readers skip
     level 0 and read the other levels without merging, so every bucket must be one sorted run
@@ -209,9 +224,12 @@ def plan(
     ``ForceUpLevel0Compaction``): their readers skip level 0 but merge the levels above it."""
     table = store.open_table(warehouse, catalog_options, identifier)
     options = table.options.options.to_map()
-    full = full or deletion_vectors(options)
+    wanted = [partition_values(table, p) for p in partitions]
     if not table.is_primary_key_table:
-        raise ValueError(f"table {identifier} has no primary key; lakecdc compacts primary-key tables only")
+        return list(
+            append_compactor.plan(table, identifier, warehouse, catalog_options, full=full, wanted=wanted, ages=ages)
+        )
+    full = full or deletion_vectors(options)
     try:
         engine = MergeOptions.from_table_options(options)
     except ValueError as exc:
@@ -222,8 +240,7 @@ def plan(
     # level 0 at every compaction, as Paimon's ForceUpLevel0Compaction does.
     lifts = engine.engine == "first-row" or producer == "lookup"
     pick = pick_full if full else pick_force_up_level0 if lifts else pick_universal
-    wanted = [partition_values(table, p) for p in partitions]
-    tasks: list[BucketTask] = []
+    tasks: list[Task] = []
     for (partition, bucket), metas in sorted(store.live_files(table).items(), key=lambda kv: repr(kv[0])):
         if wanted and partition not in wanted:
             continue
@@ -289,11 +306,11 @@ def partition_values(table: Any, spec: Mapping[str, str]) -> tuple[Any, ...]:
     return tuple(values)
 
 
-Runner = Callable[[Sequence[BucketTask]], list[store.CompactChange]]
+Runner = Callable[[Sequence[Task]], list[store.CompactChange]]
 
 
-def run_locally(tasks: Sequence[BucketTask]) -> list[store.CompactChange]:
-    return [compact_bucket(t) for t in tasks]
+def run_locally(tasks: Sequence[Task]) -> list[store.CompactChange]:
+    return [compact_task(t) for t in tasks]
 
 
 def compact(
@@ -317,7 +334,7 @@ def compact(
     result = store.commit_compaction(table, commit_user, commit_identifier, changes)
     report = CompactionReport(
         table=identifier,
-        buckets=len(changes),
+        buckets=len({(c.partition, c.bucket) for c in changes}),
         files_before=sum(len(c.before) for c in changes),
         files_after=sum(len(c.after) for c in changes),
         committed=result.committed,

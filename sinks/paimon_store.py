@@ -10,7 +10,7 @@ pypaimon upgrade is checked in one place; ``tests/sinks/test_compaction.py`` and
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -90,7 +90,7 @@ def data_file_path(table: Any, partition: tuple[Any, ...], bucket: int, meta: An
 
 @dataclass(frozen=True, slots=True)
 class KeyedSchema:
-    """The current schema of a primary-key table as compaction reads and writes it."""
+    """The current schema of a table as compaction reads and writes it."""
 
     schema_id: int
     field_ids: tuple[int, ...]
@@ -100,10 +100,13 @@ class KeyedSchema:
     sequence_fields: tuple[str, ...]
     # sequence.field.sort-order=descending: the lowest sequence.field value wins
     sequence_descending: bool = False
+    # an append table (no primary key): its files hold the columns only, no sequence or row kind
+    append: bool = False
 
     @property
     def arrow(self) -> pa.Schema:
-        fields = [pa.field(SEQUENCE, pa.int64(), nullable=False), pa.field(KIND, pa.int8(), nullable=False)]
+        fields = [] if self.append else [pa.field(SEQUENCE, pa.int64(), nullable=False),
+                                         pa.field(KIND, pa.int8(), nullable=False)]  # fmt: skip
         for fid, name, typ in zip(self.field_ids, self.names, self.types, strict=True):
             fields.append(pa.field(name, typ, nullable=name not in self.keys, metadata={"PARQUET:field_id": str(fid)}))
         return pa.schema(fields)
@@ -122,26 +125,47 @@ def keyed_schema(table: Any) -> KeyedSchema:
         .strip()
         .lower()
         == "descending",
+        append=not table.is_primary_key_table,
     )
 
 
 def read_data_file(table: Any, partition: tuple[Any, ...], bucket: int, meta: Any, schema: KeyedSchema) -> pa.Table:
     """One data file as rows of the current schema: columns matched by field id (so renames hold),
     widened to the current types, columns added since the file was written as NULL."""
+    with table.file_io.new_input_stream(_parquet_path(table, partition, bucket, meta)) as stream:
+        return _conform(pq.read_table(stream), _names_by_id(table, meta, schema), schema)
+
+
+def iter_data_file(
+    table: Any, partition: tuple[Any, ...], bucket: int, meta: Any, schema: KeyedSchema, batch_rows: int = 65536
+) -> Iterator[pa.Table]:
+    """``read_data_file`` in batches of rows, so a large file is never held whole."""
+    by_id = _names_by_id(table, meta, schema)
+    with table.file_io.new_input_stream(_parquet_path(table, partition, bucket, meta)) as stream:
+        for batch in pq.ParquetFile(stream).iter_batches(batch_size=batch_rows):
+            yield _conform(pa.Table.from_batches([batch]), by_id, schema)
+
+
+def _parquet_path(table: Any, partition: tuple[Any, ...], bucket: int, meta: Any) -> str:
     path = data_file_path(table, partition, bucket, meta)
     if not path.endswith(".parquet"):
         raise ValueError(
             f"cannot compact {path}: lakecdc compacts Parquet data files only; "
             f"set file.format=parquet (the default) or write-only=true"
         )
-    with table.file_io.new_input_stream(path) as stream:
-        raw = pq.read_table(stream)
+    return path
+
+
+def _names_by_id(table: Any, meta: Any, schema: KeyedSchema) -> dict[int, str]:
+    """Field id -> column name in the schema ``meta`` was written with."""
     if int(meta.schema_id) == schema.schema_id:
-        by_id = dict(zip(schema.field_ids, schema.names, strict=True))
-    else:
-        old = table.schema_manager.get_schema(int(meta.schema_id))
-        by_id = {int(f.id): f.name for f in old.fields}
-    columns = [raw.column(SEQUENCE).cast(pa.int64()), raw.column(KIND).cast(pa.int8())]
+        return dict(zip(schema.field_ids, schema.names, strict=True))
+    old = table.schema_manager.get_schema(int(meta.schema_id))
+    return {int(f.id): f.name for f in old.fields}
+
+
+def _conform(raw: pa.Table, by_id: Mapping[int, str], schema: KeyedSchema) -> pa.Table:
+    columns = [] if schema.append else [raw.column(SEQUENCE).cast(pa.int64()), raw.column(KIND).cast(pa.int8())]
     for fid, typ in zip(schema.field_ids, schema.types, strict=True):
         name = by_id.get(fid)
         if name is not None and name in raw.column_names:
@@ -152,19 +176,42 @@ def read_data_file(table: Any, partition: tuple[Any, ...], bucket: int, meta: An
     return pa.Table.from_arrays(columns, schema=schema.arrow)
 
 
-def _stats(data: pa.Table, fields: Sequence[Any]) -> Any:
+ColumnStats = tuple[Any, Any, int]  # min, max, null count
+
+
+def _column_stats(data: pa.Table, names: Sequence[str]) -> list[ColumnStats]:
+    from pypaimon.write.writer.data_writer import DataWriter
+
+    stats = [DataWriter._get_column_stats(data, n) for n in names]
+    return [(s["min_values"], s["max_values"], s["null_counts"]) for s in stats]
+
+
+def _merged_stats(a: list[ColumnStats] | None, b: list[ColumnStats]) -> list[ColumnStats]:
+    """Stats of two chunks of one file, from each chunk's (a None bound: no value to compare)."""
+    if a is None:
+        return b
+
+    def pick(x: Any, y: Any, f: Any) -> Any:
+        return y if x is None else x if y is None else f(x, y)
+
+    return [(pick(a1, b1, min), pick(a2, b2, max), a3 + b3) for (a1, a2, a3), (b1, b2, b3) in zip(a, b, strict=True)]
+
+
+def _simple_stats(stats: Sequence[ColumnStats], fields: Sequence[Any]) -> Any:
     from pypaimon.manifest.schema.simple_stats import SimpleStats
     from pypaimon.table.row.generic_row import GenericRow
-    from pypaimon.write.writer.data_writer import DataWriter
 
     if not fields:
         return SimpleStats.empty_stats()
-    stats = [DataWriter._get_column_stats(data, f.name) for f in fields]
     return SimpleStats(
-        GenericRow([s["min_values"] for s in stats], list(fields)),
-        GenericRow([s["max_values"] for s in stats], list(fields)),
-        [s["null_counts"] for s in stats],
+        GenericRow([s[0] for s in stats], list(fields)),
+        GenericRow([s[1] for s in stats], list(fields)),
+        [s[2] for s in stats],
     )
+
+
+def _stats(data: pa.Table, fields: Sequence[Any]) -> Any:
+    return _simple_stats(_column_stats(data, [f.name for f in fields]) if fields else [], fields)
 
 
 def write_data_file(
@@ -220,6 +267,95 @@ def write_data_file(
         first_row_id=None,
         write_cols=None,
     )
+
+
+def write_append_files(
+    table: Any,
+    partition: tuple[Any, ...],
+    bucket: int,
+    chunks: Iterable[pa.Table],
+    schema: KeyedSchema,
+    first_sequence: int,
+    target_size: int,
+) -> list[Any]:
+    """An append table's compaction output: the chunks' rows in order, rolled over to a new file
+    once a file reaches ``target_size`` on disk, sequence numbers counted on from
+    ``first_sequence`` (Paimon's rewriter). Streams: one chunk in memory at a time. Returns the
+    files' DataFileMeta (file source COMPACT); deletes what it wrote if anything fails."""
+    from pypaimon.data.timestamp import Timestamp
+    from pypaimon.manifest.schema.data_file_meta import DataFileMeta
+    from pypaimon.manifest.schema.simple_stats import SimpleStats
+    from pypaimon.table.row.generic_row import GenericRow
+
+    options = table.options
+    directory = table.path_factory().bucket_path(partition, bucket)
+    table.file_io.check_or_mkdirs(directory)
+    compression = options.file_compression() or "zstd"
+    fields = list(table.table_schema.fields)
+    metas: list[Any] = []
+    written: list[str] = []
+    sequence = first_sequence
+    out: Any = None
+    writer: pq.ParquetWriter | None = None
+    name, rows, stats = "", 0, None
+
+    def close() -> None:
+        nonlocal out, writer, sequence
+        assert writer is not None and out is not None and stats is not None
+        writer.close()
+        out.close()
+        writer = out = None
+        path = f"{directory}/{name}"
+        metas.append(
+            DataFileMeta.create(
+                file_name=name,
+                file_size=table.file_io.get_file_size(path),
+                row_count=rows,
+                min_key=GenericRow([], []),
+                max_key=GenericRow([], []),
+                key_stats=SimpleStats.empty_stats(),
+                value_stats=_simple_stats(stats, fields),
+                min_sequence_number=sequence,
+                max_sequence_number=sequence + rows - 1,
+                schema_id=schema.schema_id,
+                level=0,
+                extra_files=[],
+                creation_time=Timestamp.now(),
+                delete_row_count=0,
+                file_source=FILE_SOURCE_COMPACT,
+                value_stats_cols=None,
+                external_path=None,
+                first_row_id=None,
+                write_cols=None,
+            )
+        )
+        sequence += rows
+
+    try:
+        for chunk in chunks:
+            if chunk.num_rows == 0:
+                continue
+            if writer is None:
+                name = f"{options.data_file_prefix() or 'data-'}{uuid.uuid4()}-0.parquet"
+                written.append(f"{directory}/{name}")
+                out = table.file_io.new_output_stream(written[-1])
+                writer = pq.ParquetWriter(out, schema.arrow, compression=compression)
+                rows, stats = 0, None
+            writer.write_table(chunk)
+            rows += chunk.num_rows
+            stats = _merged_stats(stats, _column_stats(chunk, schema.names))
+            if out.tell() >= target_size:
+                close()
+        if writer is not None:
+            close()
+    except BaseException:
+        if writer is not None:
+            writer.close()
+            out.close()
+        for path in written:
+            table.file_io.delete_quietly(path)
+        raise
+    return metas
 
 
 def delete_data_files(table: Any, partition: tuple[Any, ...], bucket: int, metas: Iterable[Any]) -> None:

@@ -31,8 +31,11 @@ def read_pypaimon(warehouse: str, table: str) -> list[dict[str, Any]]:
     return _sorted(rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist())
 
 
-def read_changelog(warehouse: str, table: str, columns: tuple[str, ...] = ("id", "v")) -> list[tuple[Any, ...]]:
-    """Every changelog row of every snapshot, in commit order: (row kind, *columns)."""
+def read_changelog(
+    warehouse: str, table: str, columns: tuple[str, ...] = ("id", "v"), mode: str = "changelog"
+) -> list[tuple[Any, ...]]:
+    """Every changelog row of every snapshot, in commit order: (row kind, *columns); ``mode="delta"``
+    reads each snapshot's new data files instead (append tables have no changelog files)."""
     from pypaimon_rust.datafusion import PaimonCatalog
 
     t = PaimonCatalog({"warehouse": warehouse}).get_table(table)
@@ -42,7 +45,7 @@ def read_changelog(warehouse: str, table: str, columns: tuple[str, ...] = ("id",
     out: list[tuple[Any, ...]] = []
     for snap in range(1, latest.id() + 1):
         rb = t.new_read_builder().with_include_row_kind(True)
-        batches = rb.new_read().read(rb.new_incremental_scan(snap - 1, snap, mode="changelog").plan().splits())
+        batches = rb.new_read().read(rb.new_incremental_scan(snap - 1, snap, mode=mode).plan().splits())
         for row in pa.Table.from_batches(batches).to_pylist() if batches else []:
             out.append((row["rowkind"], *(row[c] for c in columns)))
     return out

@@ -94,3 +94,23 @@ def test_drop_partition(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert [r["id"] for r in read_rust(wh, "db.p")] == [2] == [r["id"] for r in read_pypaimon(wh, "db.p")]
     assert main(["drop_partition", *base, "--partition", "pt=x"]) == 2
     assert "pt=x is not a value of type DECIMAL(2, 1)" in capsys.readouterr().err
+
+
+def test_compact_merges_append_tables_and_skips_those_it_cannot(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.sinks import test_append_compaction as append
+
+    append._create(wh, {})
+    for batch in range(3):
+        append._commit(wh, batch, [(batch, "x")])
+    Catalog(wh).create_table("db.tracked", [("id", int_())], [], [], {"row-tracking.enabled": "true"})
+    # A full compaction merges a partition's small files, however few.
+    assert main(["compact", "--warehouse", wh, "--database", "db", "--table", "a"]) == 0
+    assert "db.a: compacted 1 buckets, 3 files into 1" in capsys.readouterr().out
+    assert read_rust(wh, "db.a") == [{"id": b, "v": "x"} for b in range(3)] == read_pypaimon(wh, "db.a")
+    # The whole database: the table it cannot compact is skipped with the reason, the others done.
+    assert main(["compact", "--warehouse", wh, "--database", "db"]) == 0
+    out = capsys.readouterr()
+    assert "db.t: compacted 1 buckets" in out.out
+    assert "db.tracked: skipped" in out.err and "row-tracking.enabled=true" in out.err
+    assert main(["compact", "--warehouse", wh, "--database", "db", "--table", "tracked"]) == 2
+    assert "lakecdc does not compact this append table" in capsys.readouterr().err

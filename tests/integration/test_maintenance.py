@@ -228,3 +228,35 @@ def test_compaction_changelog_inside_the_job(
         assert replay == expected
         snapshots = store.open_table(warehouse, {}, f"ods.{table}").snapshot_manager().list_snapshots()
         assert {s.commit_kind for s in snapshots if s.changelog_manifest_list} == {"COMPACT"}
+
+
+def test_append_table_small_files_merge_inside_the_job(
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str
+) -> None:
+    import orjson
+
+    kafka.create_topic(topic_name, 1)
+    messages = []
+    for i in range(36):
+        body = {"type": "INSERT", "data": [{"id": str(i), "msg": f"m{i}"}], "old": None, "es": i, "ts": i}
+        body |= {"database": "shop", "table": "logs", "isDdl": False, "pkNames": None}
+        body["mysqlType"] = {"id": "int", "msg": "varchar(10)"}
+        messages.append((b"k", orjson.dumps(body)))
+    kafka.produce(topic_name, messages)
+    settings = _settings(
+        warehouse,
+        kafka,
+        topic_name,
+        action="kafka-sync-table",
+        table="logs",
+        max_offsets_per_trigger=3,
+        table_conf={"compaction.min.file-num": "3"},
+    )
+    assert run(settings).stats.batches == 12
+    table = store.open_table(warehouse, {}, "ods.logs")
+    assert not table.is_primary_key_table
+    # a file per commit, merged whenever three have gathered: never more than two are left
+    assert _kinds(warehouse, "ods.logs").count("COMPACT") >= 5
+    assert sum(len(m) for m in store.live_files(table).values()) <= 2
+    expected = [{"id": i, "msg": f"m{i}"} for i in range(36)]
+    assert read_rust(warehouse, "ods.logs") == expected == read_pypaimon(warehouse, "ods.logs")
