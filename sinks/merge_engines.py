@@ -160,14 +160,16 @@ class MergeOptions:
                 raise ValueError("Only support 'none' and 'lookup' changelog-producer on FIRST_ROW merge engine")
             if options.get("sequence.field"):
                 raise ValueError("Do not support use sequence field on FIRST_ROW merge engine.")
-        if self.engine == "partial-update" and (self.functions or self.default_function):
-            name = next(iter(self.functions), "default-aggregate-function")
-            if name not in grouped:
-                raise ValueError(f"Must use sequence group for aggregation functions but not found for field {name}.")
-            raise ValueError(
-                f"table option fields.{name}.aggregate-function: aggregate functions inside partial-update "
-                f"sequence groups are not supported by lakecdc's compaction yet"
-            )
+        if self.engine == "partial-update":
+            # Java's getAggFuncName: sequence fields take no function; any other function than
+            # last_non_null_value needs the field in a sequence group.
+            guarded = {n for _, fields in self.sequence_groups for n in fields}
+            ordering = {n for fields, _ in self.sequence_groups for n in fields}
+            for name, fn in sorted(self.functions.items()):
+                if name not in ordering and fn != "last_non_null_value" and name not in guarded:
+                    raise ValueError(
+                        f"Must use sequence group for aggregation functions but not found for field {name}."
+                    )
         if self.engine == "aggregation" and self.remove_record_on_delete and self.ignore_retract:
             name = sorted(self.ignore_retract)[0]
             raise ValueError(
@@ -187,10 +189,25 @@ class MergeOptions:
                         f"The sequence-group '{option}' contains primary key field '{name}', which is not allowed. "
                         f"Primary key columns cannot be put in sequence-group."
                     )
+        if self.engine == "partial-update":
+            guarded = {n for _, fields in self.sequence_groups for n in fields}
+            for name in names:
+                fn = self.partial_function(name, primary_keys)
+                if fn is not None and fn != "last_non_null_value" and name not in guarded:
+                    raise ValueError(
+                        f"Must use sequence group for aggregation functions but not found for field {name}."
+                    )
 
     def function(self, name: str) -> str:
         """The aggregate function of value field ``name`` (aggregation engine)."""
         return self.functions.get(name) or self.default_function or "last_non_null_value"
+
+    def partial_function(self, name: str, primary_keys: Sequence[str] = ()) -> str | None:
+        """The aggregate function of field ``name`` of a partial-update table, None for none:
+        sequence fields and primary keys take none (Java's getAggFuncName)."""
+        if name in primary_keys or any(name in seq for seq, _ in self.sequence_groups):
+            return None
+        return self.functions.get(name) or self.default_function
 
     def retraction_problem(self, value_fields: Sequence[str] = ()) -> str | None:
         """Why a stream with updates and deletes (-U/-D rows) would make this table unreadable, or
@@ -208,6 +225,17 @@ class MergeOptions:
                 "merge-engine=partial-update cannot take deletes by default (Paimon's readers fail on "
                 "them); set ignore-delete=true, or partial-update.remove-record-on-delete=true"
             )
+        if self.engine == "partial-update":
+            # A retraction retracts the aggregate of every field of a group it carries a sequence for.
+            for seq, protected in self.sequence_groups:
+                for name in protected:
+                    fn = self.partial_function(name)
+                    if fn is not None and fn not in RETRACTABLE and name not in self.ignore_retract:
+                        return (
+                            f"aggregate function '{fn}' of field '{name}' (sequence group of "
+                            f"{','.join(seq)}) does not support retraction, and updates retract the old row; "
+                            f"set fields.{name}.ignore-retract=true, or ignore-delete=true"
+                        )
         if self.engine == "aggregation":  # -D retracts even with ignore-update-before
             names = set(value_fields) | set(self.functions)
             if self.default_function is not None and not value_fields:
@@ -495,13 +523,24 @@ def _init_row(values: Sequence[Any], nullable: Sequence[bool]) -> list[Any]:
     return [v if not n else None for v, n in zip(values, nullable, strict=True)]
 
 
-def partial_update(opts: MergeOptions, nullable: Sequence[bool], names: Sequence[str]) -> MergeFn:
+def partial_update(
+    opts: MergeOptions,
+    nullable: Sequence[bool],
+    names: Sequence[str],
+    aggs: Sequence[Aggregator | None] = (),
+) -> MergeFn:
     """Java's ``PartialUpdateMergeFunction``: the newest non-null value of each field, or, for the
-    fields of a sequence group, the values of the row whose group sequence is highest."""
+    fields of a sequence group, the values of the row whose group sequence is highest — folded by
+    the field's aggregate function where it has one (``partial_aggregators``)."""
     groups = _sequence_group_indices(opts, names)
     removing = {names.index(n) for n in opts.remove_on_sequence_group if n in names}
+    # Java applies aggregate functions only when there are sequence groups.
+    field_aggs: list[Aggregator | None] = list(aggs) if aggs and groups else [None] * len(names)
 
     def merge(rows: Sequence[Row]) -> Row:
+        for a in field_aggs:
+            if a is not None:
+                a.reset()
         row: list[Any] = [None] * len(nullable)
         seq, meet_insert, delete_row, filled = 0, False, False, False
         for s, kind, values in rows:
@@ -514,7 +553,7 @@ def partial_update(opts: MergeOptions, nullable: Sequence[bool], names: Sequence
                     continue
                 seq = s
                 if groups:
-                    if _retract_groups(row, values, kind, groups, removing):
+                    if _retract_groups(row, values, kind, groups, removing, field_aggs):
                         # The row restarts as the -D row, all fields (pypaimon-rust 0.4 as Java's
                         # main branch; unlike remove-record-on-delete's restart in pypaimon-rust).
                         delete_row = True
@@ -531,7 +570,7 @@ def partial_update(opts: MergeOptions, nullable: Sequence[bool], names: Sequence
                 )
             seq = s
             if groups:
-                _update_groups(row, values, groups)
+                _update_groups(row, values, groups, field_aggs)
             else:
                 for i, v in enumerate(values):
                     if v is not None:
@@ -571,44 +610,60 @@ def _compare(values: Sequence[Any], row: Sequence[Any], seq: tuple[int, ...]) ->
     return 0
 
 
-def _group_wins(values: Sequence[Any], row: Sequence[Any], seq: tuple[int, ...], done: list[bool]) -> bool:
+def _group_wins(values: Sequence[Any], row: Sequence[Any], seq: tuple[int, ...], done: list[bool]) -> bool | None:
     """Whether the row's values go into the group: it carries the group's sequence, not older than
-    the merged row's. A row without any of the sequence fields leaves the group alone (Java's
-    ``isEmptySequenceGroup``, which marks the sequence fields processed)."""
+    the merged row's (True), or older (False). None for a row without any of the sequence fields:
+    it leaves the group alone (Java's ``isEmptySequenceGroup``, which marks the sequence fields
+    processed)."""
     if all(values[j] is None for j in seq):
         for j in seq:
             done[j] = True
-        return False
+        return None
     return _compare(values, row, seq) >= 0
 
 
-def _update_groups(row: list[Any], values: Sequence[Any], groups: Mapping[int, tuple[int, ...]]) -> None:
-    """``updateWithSequenceGroup``: fields outside groups take non-null values; a group takes the
-    row's values (NULLs included) when its sequence is not older, and is skipped when the row's
-    sequence fields are all NULL."""
+def _update_groups(
+    row: list[Any], values: Sequence[Any], groups: Mapping[int, tuple[int, ...]], aggs: Sequence[Aggregator | None]
+) -> None:
+    """``updateWithSequenceGroup``: fields outside groups take non-null values (or fold them in
+    with their function); a group takes the row's values (NULLs included; a field with a function
+    folds the value in) when its sequence is not older, its functions fold an older row's value in
+    reversed (``aggReversed``), and a row whose sequence fields are all NULL leaves it alone."""
     done = [False] * len(row)
     for i, v in enumerate(values):
         seq = groups.get(i)
+        agg = aggs[i]
         if seq is None:
-            if v is not None:
+            if agg is not None:
+                row[i] = agg.agg(row[i], v)
+            elif v is not None:
                 row[i] = v
             continue
         if done[i]:
             continue
-        if _group_wins(values, row, seq, done):
+        wins = _group_wins(values, row, seq, done)
+        if wins:
             if i in seq:  # a sequence field: all of the group's sequence fields at once
                 for j in seq:
                     row[j] = values[j]
                     done[j] = True
                 continue
-            row[i] = v
+            row[i] = v if agg is None else agg.agg(row[i], v)
+        elif wins is not None and agg is not None:
+            row[i] = agg.agg(v, row[i])
 
 
 def _retract_groups(
-    row: list[Any], values: Sequence[Any], kind: int, groups: Mapping[int, tuple[int, ...]], removing: set[int]
+    row: list[Any],
+    values: Sequence[Any],
+    kind: int,
+    groups: Mapping[int, tuple[int, ...]],
+    removing: set[int],
+    aggs: Sequence[Aggregator | None],
 ) -> bool:
     """``retractWithSequenceGroup``: a group whose sequence is not older takes the retraction's
-    sequence values and NULLs its other fields. True when a -D of a group named in
+    sequence values and NULLs its other fields; a field with a function retracts the value
+    instead, whatever the group's order. True when a -D of a group named in
     ``partial-update.remove-record-on-sequence-group`` removes the whole row."""
     done = [False] * len(row)
     updated: set[int] = set()
@@ -616,17 +671,20 @@ def _retract_groups(
         seq = groups.get(i)
         if seq is None or done[i]:
             continue
-        if _group_wins(values, row, seq, done):
-            if i in seq:
-                for j in seq:
-                    if j not in updated:
-                        if kind == DELETE and j in removing:
-                            return True
-                        row[j] = values[j]
-                        updated.add(j)
-                    done[j] = True
-            else:
-                row[i] = None
+        wins = _group_wins(values, row, seq, done)
+        agg = aggs[i]
+        if wins and i in seq:
+            for j in seq:
+                if j not in updated:
+                    if kind == DELETE and j in removing:
+                        return True
+                    row[j] = values[j]
+                    updated.add(j)
+                done[j] = True
+        elif wins is not None and agg is not None:
+            row[i] = agg.retract(row[i], values[i])
+        elif wins:
+            row[i] = None
     return False
 
 
@@ -715,7 +773,9 @@ def merge_sorted(
     value_names = [c for c in data.column_names if c not in keys and c not in (sequence_column, kind_column)]
     nulls = [(nullable or {}).get(n, n not in primary_keys) for n in value_names]
     if opts.engine == "partial-update":
-        merge = partial_update(opts, nulls, value_names)
+        merge = partial_update(
+            opts, nulls, value_names, partial_aggregators(opts, rows.schema, value_names, primary_keys)
+        )
     else:
         merge = aggregation(opts, aggregators(opts, rows.schema, value_names, primary_keys, sequence_fields), nulls)
     seqs = rows.column(sequence_column).to_pylist()
@@ -772,4 +832,19 @@ def aggregators(
             out.append(_KeyValue())
         else:
             out.append(aggregator(opts.function(n), schema.field(n).type, n, opts))
+    return out
+
+
+def partial_aggregators(
+    opts: MergeOptions, schema: pa.Schema, names: Sequence[str], primary_keys: Sequence[str] = ()
+) -> list[Aggregator | None]:
+    """Each value column's aggregate function on a partial-update table (None: plain update), as
+    Java's ``PartialUpdateMergeFunction.getAggFuncName``."""
+    out: list[Aggregator | None] = []
+    for n in names:
+        if n in primary_keys:
+            out.append(_KeyValue())
+            continue
+        fn = opts.partial_function(n)
+        out.append(None if fn is None else aggregator(fn, schema.field(n).type, n, opts))
     return out

@@ -19,7 +19,14 @@ from sinks import compactor
 from sinks import paimon_store as store
 from sinks.catalog import Catalog
 from sinks.chunks import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
-from sinks.merge_engines import RETRACTABLE, MergeOptions, aggregation, aggregators, partial_update
+from sinks.merge_engines import (
+    RETRACTABLE,
+    MergeOptions,
+    aggregation,
+    aggregators,
+    partial_aggregators,
+    partial_update,
+)
 from tests.paimon_read import read_pypaimon, read_rust
 
 # --- single keys: Paimon's documented examples and Java's edge cases ---------------------------------
@@ -151,6 +158,29 @@ def test_partial_update_sequence_groups_as_pypaimon_rust_reads_them() -> None:
     assert merge([*rows[:1], (2, DELETE, ["a1", None, 2, None, None])]) == (2, INSERT, [None, None, 2, "c1", 1])
 
 
+def test_aggregate_functions_in_sequence_groups_as_pypaimon_rust_reads_them() -> None:
+    """Expected rows read by pypaimon-rust 0.4 from a real table (one commit per row): a newer row
+    folds its value in, an older one folds it in reversed (Java's aggReversed), a retraction
+    retracts it (sum) or is ignored (ignore-retract), and the group's sequence still moves."""
+    options = {"merge-engine": "partial-update", "fields.g.sequence-group": "a,b", "fields.a.aggregate-function": "sum",
+               "fields.b.aggregate-function": "max", "fields.b.ignore-retract": "true"}  # fmt: skip
+    opts = MergeOptions.from_table_options(options)
+    schema = pa.schema([("a", pa.int64()), ("b", pa.int64()), ("g", pa.int32())])
+    merge = partial_update(opts, [True] * 3, schema.names, partial_aggregators(opts, schema, schema.names))
+    rows = [(1, INSERT, [5, 7, 1])]
+    assert merge(rows)[2] == [5, 7, 1]
+    rows.append((2, INSERT, [3, 2, 2]))
+    assert merge(rows)[2] == [8, 7, 2]
+    rows.append((3, INSERT, [10, 20, 0]))  # older group sequence: still folded in
+    assert merge(rows)[2] == [18, 20, 2]
+    rows.append((4, UPDATE_BEFORE, [3, 1, 3]))
+    assert merge(rows) == (4, INSERT, [15, 20, 3])
+    # first_value reversed: an older row's value wins over the first one seen (agg(value, acc))
+    firsts = MergeOptions.from_table_options({**options, "fields.b.aggregate-function": "first_value"})
+    merge = partial_update(firsts, [True] * 3, schema.names, partial_aggregators(firsts, schema, schema.names))
+    assert merge([(1, INSERT, [1, 7, 5]), (2, INSERT, [1, 9, 6]), (3, INSERT, [1, 4, 2])])[2] == [3, 4, 6]
+
+
 def test_sequence_group_options_checked_as_paimon_does() -> None:
     with pytest.raises(ValueError, match="Field b is defined repeatedly by multiple groups"):
         MergeOptions.from_table_options({**_GROUPS, "fields.g2.sequence-group": "b,c"})
@@ -162,8 +192,19 @@ def test_sequence_group_options_checked_as_paimon_does() -> None:
         )
     with pytest.raises(ValueError, match="must be part of sequence groups"):
         MergeOptions.from_table_options({**_GROUPS, "partial-update.remove-record-on-sequence-group": "a"})
-    with pytest.raises(ValueError, match="not supported by lakecdc's compaction yet"):
-        MergeOptions.from_table_options({**_GROUPS, "fields.a.aggregate-function": "sum"})
+    summed = MergeOptions.from_table_options({**_GROUPS, "fields.a.aggregate-function": "sum"})
+    assert summed.partial_function("a") == "sum" and summed.retraction_problem() is None
+    highest = MergeOptions.from_table_options({**_GROUPS, "fields.c.aggregate-function": "max"})
+    assert "'max' of field 'c' (sequence group of g2)" in (highest.retraction_problem() or "")
+    assert highest.partial_function("g2") is None  # sequence fields take no function
+    defaults = {"fields.default-aggregate-function": "max", "fields.a.ignore-retract": "true"}
+    ignoring = MergeOptions.from_table_options({**_GROUPS, **defaults})
+    assert "of field 'b'" in (ignoring.retraction_problem() or "")
+    with pytest.raises(ValueError, match="not found for field x"):  # the default reaches every field
+        ignoring.check_fields(["id", "a", "b", "g1", "c", "g2", "x"], ["id"])
+    MergeOptions.from_table_options(
+        {**_GROUPS, "fields.default-aggregate-function": "last_non_null_value"}
+    ).check_fields(["id", "a", "b", "g1", "c", "g2", "x"], ["id"])
     with pytest.raises(ValueError, match="for merge-engine=partial-update"):
         MergeOptions.from_table_options({"fields.g1.sequence-group": "a"})
     groups = MergeOptions.from_table_options(_GROUPS)
@@ -497,6 +538,13 @@ def test_every_aggregate_function_as_pypaimon_rust_reads_it(tmp_path: Path, retr
 
 GROUP_ENGINES = {
     "sequence groups": _GROUPS,
+    "sequence groups with aggregate functions": {
+        **_GROUPS,
+        "fields.a.aggregate-function": "sum",
+        "fields.b.aggregate-function": "max",
+        "fields.b.ignore-retract": "true",
+        "fields.c.aggregate-function": "last_non_null_value",
+    },
     "sequence groups, remove-record-on-sequence-group": {
         **_GROUPS,
         "partial-update.remove-record-on-sequence-group": "g2",
