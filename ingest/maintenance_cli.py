@@ -248,6 +248,7 @@ def _expire(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
         f"lakecdc: {table}: {report.expired_snapshots} snapshots expired (earliest kept {report.earliest_kept}); "
         f"deleted {report.data_files_deleted} data files, {report.changelog_files_deleted} changelog files, "
         f"{report.manifests_deleted} manifests"
+        + (f"; {report.expired_changelogs} kept changelogs expired" if report.expired_changelogs else "")
     )
     return 0
 

@@ -22,10 +22,6 @@ _REFUSED: dict[str, dict[str | None, str]] = {
     },
     "bucket": {"-2": "postpone buckets (-2) are invisible until rescaled; use a fixed bucket count or -1"},
     "file.format": {"orc": "the Rust writer cannot write ORC here; use parquet (the default) or avro"},
-    # Expiry deletes a snapshot's changelog with it; keeping changelog longer is not built yet.
-    "changelog.num-retained.min": {None: "lakecdc expires the changelog with its snapshots"},
-    "changelog.num-retained.max": {None: "lakecdc expires the changelog with its snapshots"},
-    "changelog.time-retained": {None: "lakecdc expires the changelog with its snapshots"},
     # Found by writing with each option and reading back (AGENTS.md): accepted, then not honoured.
     "record-level.expire-time": {None: "lakecdc's compaction does not yet expire records by age"},
     "record-level.time-field": {None: "lakecdc's compaction does not yet expire records by age"},

@@ -1,4 +1,5 @@
-"""Removal of orphan files: data, changelog, manifest and index files no snapshot or tag refers to.
+"""Removal of orphan files: data, changelog, manifest and index files no snapshot, tag or kept
+changelog refers to.
 
 They come from writes that never committed: a micro-batch replayed after a crash (its first
 attempt's files), a compaction that lost a race and died before cleaning up, a failed commit.
@@ -40,12 +41,16 @@ def _referenced(table: Any) -> set[str]:
     snapshots = list(table.snapshot_manager().list_snapshots())
     tags = table.tag_manager()
     snapshots += [t.trim_to_snapshot() for t in (tags.get(n) for n in tags.list_tags()) if t is not None]
+    # changelogs kept beyond their snapshots (changelog.* retention) still read their files
+    changelogs = (store.read_long_lived_changelog(table, i) for i in store.long_lived_changelog_ids(table))
+    snapshots += [c for c in changelogs if c is not None]
+    manifest_dir = f"{table.table_path.rstrip('/')}/manifest"
     names: set[str] = set()
     seen_manifests: set[str] = set()
     for snapshot in snapshots:
         for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list, snapshot.changelog_manifest_list):
-            if not name:
-                continue
+            if not name or not table.file_io.exists(f"{manifest_dir}/{name}"):
+                continue  # a long-lived changelog names data lists its snapshot's expiry removed
             names.add(name)
             for manifest in lists.read(name):
                 names.add(manifest.file_name)

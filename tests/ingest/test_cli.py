@@ -137,8 +137,12 @@ PU_GROUP = ["--table_conf", "merge-engine=partial-update", "--table_conf", "fiel
             "aggregate across the delete",
         ),
         (
-            [*PU_GROUP, "--table_conf", "fields.a.aggregate-function=sum"],
-            "aggregate functions inside partial-update sequence groups are not supported",
+            [*PU_GROUP, "--table_conf", "fields.a.aggregate-function=max"],
+            "aggregate function 'max' of field 'a' (sequence group of g) does not support retraction",
+        ),
+        (
+            [*PU_GROUP, "--table_conf", "fields.b.aggregate-function=sum"],
+            "Must use sequence group for aggregation functions but not found for field b",
         ),
         (
             [*PU_GROUP, "--table_conf", "fields.h.sequence-group=a"],
@@ -147,7 +151,11 @@ PU_GROUP = ["--table_conf", "merge-engine=partial-update", "--table_conf", "fiel
         (["--catalog_conf", "case-sensitive=maybe"], "case-sensitive=maybe: expected true or false"),
         (["--table_conf", "bucket=-2"], "bucket=-2 is not supported"),
         (["--table_conf", "file.format=avro"], "lakecdc compacts Parquet files only"),
-        (["--table_conf", "changelog.time-retained=1d"], "expires the changelog with its snapshots"),
+        (["--table_conf", "changelog.time-retained=soon"], "changelog.time-retained='soon' is not a duration"),
+        (
+            ["--table_conf", "changelog.num-retained.min=9", "--table_conf", "changelog.num-retained.max=3"],
+            "changelog.num-retained.min (9) must not exceed changelog.num-retained.max (3)",
+        ),
         (["--table_conf", "num-sorted-run.compaction-trigger=many"], "compaction-trigger='many' is not a whole"),
         (["--table_conf", "snapshot.time-retained=soon"], "snapshot.time-retained='soon' is not a duration"),
         (["--table_conf", "record-level.expire-time=1 d"], "does not yet expire records by age"),

@@ -153,3 +153,164 @@ def test_rollback_to_snapshot_then_tag_cleans_what_it_orphaned(
         expire.rollback_to(wh, {}, "db.t", "nope")
     with pytest.raises(ValueError, match="no snapshot 999"):
         expire.rollback_to(wh, {}, "db.t", "999")
+
+
+def _changelog_rows(wh: str, changelog: Any) -> list[tuple[Any, ...]]:
+    """A kept changelog's rows, read from its changelog manifest list and files as Java's
+    streaming reader does: (row kind, id, v), sorted."""
+    import pyarrow.parquet as pq
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+
+    table = store.open_table(wh, {}, "db.t")
+    rows = []
+    for e in store.manifest_entries(table, ManifestListManager(table).read(changelog.changelog_manifest_list)):
+        data = pq.read_table(store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
+        for r in data.to_pylist():
+            rows.append(({0: "+I", 1: "-U", 2: "+U", 3: "-D"}[r[store.KIND]], r["id"], r["v"]))
+    return sorted(rows, key=repr)
+
+
+def _referenced_with_changelogs(wh: str) -> set[str]:
+    """``_referenced`` plus what the changelogs kept beyond their snapshots read."""
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+
+    table = store.open_table(wh, {}, "db.t")
+    lists = ManifestListManager(table)
+    out = _referenced(wh)
+    for cid in store.long_lived_changelog_ids(table):
+        changelog = store.read_long_lived_changelog(table, cid)
+        if not changelog.changelog_manifest_list:
+            continue
+        out.add(f"{table.table_path}/manifest/{changelog.changelog_manifest_list}")
+        manifests = lists.read(changelog.changelog_manifest_list)
+        out.update(f"{table.table_path}/manifest/{m.file_name}" for m in manifests)
+        for e in store.manifest_entries(table, manifests):
+            out.add(store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
+    return out
+
+
+def test_decoupled_changelog_outlives_its_snapshots(history: tuple[str, dict[int, list[dict[str, Any]]]]) -> None:
+    wh, expected = history
+    latest = max(expected)
+    table = store.open_table(wh, {}, "db.t")
+    # What each snapshot's changelog holds, through pypaimon-rust, while the snapshots exist.
+    before = {sid: sorted(read_changelog_of(wh, sid), key=repr) for sid in range(latest - 19, latest - 5)}
+    assert any(before.values())
+    retention = {"snapshot.num-retained.min": "6", "snapshot.time-retained": "1 ms", "snapshot.expire.limit": "1000"}
+    report = expire.expire_snapshots(
+        wh, {}, "db.t", {**retention, "changelog.num-retained.min": "20", "changelog.time-retained": "1 ms"}
+    )
+    # Snapshots expire as before; their changelogs stay for the newest 20 snapshots' worth.
+    assert (report.expired_snapshots, report.earliest_kept) == (latest - 6, latest - 5)
+    assert report.changelog_files_deleted == 0 and report.expired_changelogs == latest - 20
+    table = store.open_table(wh, {}, "db.t")
+    assert [s.id for s in table.snapshot_manager().list_snapshots()] == list(range(latest - 5, latest + 1))
+    assert store.long_lived_changelog_ids(table) == list(range(latest - 19, latest - 5))
+    changelog_dir = Path(table.table_path) / "changelog"
+    assert ((changelog_dir / "EARLIEST").read_text(), (changelog_dir / "LATEST").read_text()) == (
+        str(latest - 19),
+        str(latest - 6),
+    )
+    for sid, rows in before.items():
+        changelog = store.read_long_lived_changelog(table, sid)
+        assert changelog.id == sid and changelog.commit_kind in ("APPEND", "COMPACT")
+        if changelog.changelog_manifest_list:
+            assert _changelog_rows(wh, changelog) == rows
+        else:
+            assert rows == []
+    # Exactly the files the kept snapshots, tags and changelogs read are left; the table reads right.
+    assert _on_disk(wh) == _referenced_with_changelogs(wh)
+    assert read_rust(wh, "db.t") == expected[latest] == read_pypaimon(wh, "db.t")
+    # remove-orphan-files counts the kept changelogs' files as referenced.
+    from sinks import orphans
+
+    assert orphans.remove_orphan_files(wh, {}, "db.t", older_than_ms=2**62, dry_run=True).orphans == ()
+    # A shorter changelog retention later: the older kept changelogs go with their files.
+    again = expire.expire_snapshots(
+        wh, {}, "db.t", {**retention, "changelog.num-retained.min": "8", "changelog.time-retained": "1 ms"}
+    )
+    assert again.expired_snapshots == 0 and again.expired_changelogs == 12
+    table = store.open_table(wh, {}, "db.t")
+    assert store.long_lived_changelog_ids(table) == [latest - 7, latest - 6]
+    assert _on_disk(wh) == _referenced_with_changelogs(wh)
+    # Rolling back to a tag older than the kept changelogs removes them too.
+    expire.rollback_to(wh, {}, "db.t", "t5")
+    table = store.open_table(wh, {}, "db.t")
+    assert store.long_lived_changelog_ids(table) == []
+    assert read_rust(wh, "db.t") == expected[5] and _on_disk(wh) == _referenced_with_changelogs(wh)
+
+
+def read_changelog_of(wh: str, snapshot_id: int) -> list[tuple[Any, ...]]:
+    """One snapshot's changelog rows through pypaimon-rust: (row kind, id, v)."""
+    import pyarrow as pa
+    from pypaimon_rust.datafusion import PaimonCatalog
+
+    t = PaimonCatalog({"warehouse": wh}).get_table("db.t")
+    rb = t.new_read_builder().with_include_row_kind(True)
+    batches = rb.new_read().read(
+        rb.new_incremental_scan(snapshot_id - 1, snapshot_id, mode="changelog").plan().splits()
+    )
+    rows = pa.Table.from_batches(batches).to_pylist() if batches else []
+    return [(r["rowkind"], r["id"], r["v"]) for r in rows]
+
+
+def test_decoupled_changelog_without_a_changelog_producer_keeps_the_input_files(tmp_path: Path) -> None:
+    """changelog-producer=none: a snapshot's changelog is its level-0 input files, so those stay
+    (compaction removed them from the table) until the changelog expires."""
+    wh = str(tmp_path / "wh")
+    Catalog(wh).create_table(
+        "db.t", [("id", int_()), ("v", varchar(20))], ["id"], [],
+        {"changelog-producer": "none", "num-sorted-run.compaction-trigger": "2"},
+    )  # fmt: skip
+    rng, ref = random.Random(5), Reference()
+    for batch in range(12):
+        _commit(wh, "db.t", batch, ref.changes(rng, 10, 30))
+        compactor.compact(wh, {}, "db.t", USER, batch)
+    table = store.open_table(wh, {}, "db.t")
+    latest = store.latest_snapshot(table).id
+    retention = {"snapshot.num-retained.min": "2", "snapshot.time-retained": "1 ms", "snapshot.expire.limit": "1000"}
+    expire.expire_snapshots(wh, {}, "db.t", {**retention, "changelog.num-retained.min": "1000"})
+    table = store.open_table(wh, {}, "db.t")
+    kept = store.long_lived_changelog_ids(table)
+    assert kept == list(range(1, latest - 1))
+    # Every input file a kept changelog added is still on disk, though the table no longer reads most.
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+
+    lists = ManifestListManager(table)
+    inputs = set()
+    for cid in kept:
+        changelog = store.read_long_lived_changelog(table, cid)
+        for e in store.manifest_entries(table, lists.read(changelog.delta_manifest_list)):
+            if e.file.file_source == 0:
+                inputs.add(store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
+    assert inputs and all(Path(p).exists() for p in inputs)
+    assert not inputs <= _referenced(wh)
+    assert read_rust(wh, "db.t") == ref.expected() == read_pypaimon(wh, "db.t")
+    # The changelog retention reached: they go, but for the newest, which always stays while the
+    # changelog is decoupled.
+    report = expire.expire_snapshots(
+        wh, {}, "db.t", {**retention, "changelog.num-retained.min": "2", "changelog.time-retained": "2 ms"}
+    )
+    assert report.expired_changelogs == len(kept) - 1
+    assert store.long_lived_changelog_ids(store.open_table(wh, {}, "db.t")) == kept[-1:]
+    assert not any(Path(p).exists() for p in inputs - _referenced(wh) - _inputs_of(wh, kept[-1]))
+    assert read_rust(wh, "db.t") == ref.expected() == read_pypaimon(wh, "db.t")
+    # Retention back to the snapshots': the last one goes too, and only what the snapshots read is left.
+    assert expire.expire_snapshots(wh, {}, "db.t", retention).expired_changelogs == 1
+    assert store.long_lived_changelog_ids(store.open_table(wh, {}, "db.t")) == []
+    assert not any(Path(p).exists() for p in inputs - _referenced(wh))
+    assert not (Path(store.open_table(wh, {}, "db.t").table_path) / "changelog" / "EARLIEST").exists()
+
+
+def _inputs_of(wh: str, changelog_id: int) -> set[str]:
+    """Files a kept changelog's delta adds or removes (it still needs both)."""
+    from pypaimon.manifest.manifest_file_manager import ManifestFileManager
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+
+    table = store.open_table(wh, {}, "db.t")
+    changelog = store.read_long_lived_changelog(table, changelog_id)
+    out = set()
+    for manifest in ManifestListManager(table).read(changelog.delta_manifest_list):
+        for e in ManifestFileManager(table).read(manifest.file_name, drop_stats=True):
+            out.add(store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
+    return out

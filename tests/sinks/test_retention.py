@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sinks.retention import RetentionOptions, expire_until, parse_duration_ms
+from sinks.retention import RetentionOptions, expire_changelog_until, expire_until, parse_duration_ms
 
 HOUR = 3_600_000
 
@@ -71,3 +71,44 @@ def test_consumers_and_earliest_hint() -> None:
     # A consumer that has read up to snapshot 40 holds everything from 40 on.
     assert expire_until(times, now, opts, consumer_next=40) == 40
     assert expire_until(times, now, opts, consumer_next=20) is None
+
+
+def test_changelog_retention_defaults_to_the_snapshots_and_decouples_when_longer() -> None:
+    same = RetentionOptions.from_table_options({"snapshot.num-retained.min": "3", "snapshot.time-retained": "1 d"})
+    assert (same.changelog_num_retained_min, same.changelog_time_retained_ms) == (3, 24 * HOUR)
+    assert not same.changelog_decoupled
+    for option, value in (
+        ("changelog.num-retained.min", "20"),
+        ("changelog.num-retained.max", "20"),
+        ("changelog.time-retained", "7 d"),
+    ):
+        snapshot_max = {"snapshot.num-retained.max": "10"} if option == "changelog.num-retained.max" else {}
+        opts = RetentionOptions.from_table_options({**snapshot_max, option: value})
+        assert opts.changelog_decoupled, option
+    # Shorter than the snapshots': nothing to keep longer (Java's isChangelogDecoupled).
+    assert not RetentionOptions.from_table_options({"changelog.time-retained": "1 min"}).changelog_decoupled
+    with pytest.raises(ValueError, match=r"changelog\.num-retained\.min \(9\) must not exceed"):
+        RetentionOptions.from_table_options({"changelog.num-retained.min": "9", "changelog.num-retained.max": "3"})
+
+
+def test_changelog_expiry_counts_back_from_the_latest_snapshot() -> None:
+    """ExpireChangelogImpl.expire: changelogs 1..40 kept beyond snapshots 41..60."""
+    now = 10 * HOUR
+    opts = RetentionOptions(changelog_num_retained_min=30, changelog_time_retained_ms=1, expire_limit=1000)
+    times = _times(1, 40, now, 5 * HOUR, 1)
+    assert expire_changelog_until(times, 60, now, opts) == 31  # the newest 30 snapshots' worth stays
+    assert expire_changelog_until(times, 60, now, opts, consumer_next=20) == 20
+    limited = RetentionOptions(changelog_num_retained_min=30, changelog_time_retained_ms=1, expire_limit=5)
+    assert expire_changelog_until(times, 60, now, limited) == 6
+    # Young changelogs stay whatever the minimum; num-retained.max overrides their age.
+    young = RetentionOptions(changelog_num_retained_min=1, changelog_time_retained_ms=HOUR, expire_limit=1000)
+    ages = {**_times(1, 20, now, 5 * HOUR, 1), **_times(21, 40, now, HOUR // 2, 1)}
+    assert expire_changelog_until(ages, 60, now, young) == 21
+    capped = RetentionOptions(
+        changelog_num_retained_min=1, changelog_num_retained_max=25, changelog_time_retained_ms=HOUR, expire_limit=1000
+    )
+    assert expire_changelog_until(ages, 60, now, capped) == 36
+    # The newest kept changelog always stays; too few: nothing.
+    everything = RetentionOptions(changelog_num_retained_min=1, changelog_time_retained_ms=1, expire_limit=1000)
+    assert expire_changelog_until(times, 60, now, everything) == 40
+    assert expire_changelog_until({7: 0}, 60, now, everything) is None
