@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml deploy/install-system-deps.sh
 install: $(STAMP) ## create ./.venv and install lakecdc with its test tools (and a JDK via apt-get when root)
 
 test: $(STAMP) ## run the whole test suite (unit + integration with real Spark, broker and Paimon files)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=30
 
 test-unit: $(STAMP) ## only the fast tests that start no server
 	$(PY) -m pytest -q -m "not integration"
