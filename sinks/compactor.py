@@ -27,6 +27,7 @@ from sinks.append_picks import PartitionAges
 from sinks.full_changelog import ChangelogOptions, full_changelog, lookup_changelog
 from sinks.lsm import CompactionOptions, CompactUnit, pick_force_up_level0, pick_full, pick_universal
 from sinks.merge_engines import MergeOptions, merge_sorted
+from sinks.record_expiry import RecordExpiry
 
 log = structlog.get_logger(__name__)
 
@@ -124,17 +125,24 @@ def compact_task(task: Task) -> store.CompactChange:
 def compact_bucket(task: BucketTask) -> store.CompactChange:
     """Merge one bucket's unit into ``task.output_level`` (runs on an executor)."""
     table = store.open_table(task.warehouse, task.catalog_options, task.table)
+    options = table.options.options.to_map()
+    expiry = RecordExpiry.from_table_options(options)
+    now = int(time.time())
     files = list(task.files)
     only = files[0] if len(files) == 1 and not task.lookup and not task.changelog else None
+    if only is not None and expiry is not None and expiry.expired(store.min_value(table, only, expiry.time_field), now):
+        only = None  # Java rewrites a file with expired records rather than upgrading it
     # (first-row must filter by the files looked up; a changelog needs the rows read)
     if only is not None and (not task.drop_delete or not only.delete_row_count):
         # Paimon's upgrade: a lone file holds one sorted run already; moving it up a level
         # (same file, new level) is all the merge would do.
         return store.CompactChange(task.partition, task.bucket, [only], [store.with_level(only, task.output_level)])
     schema = store.keyed_schema(table)
-    options = table.options.options.to_map()
     engine = MergeOptions.from_table_options(options)
     parts = [store.read_data_file(table, task.partition, task.bucket, f, schema) for f in files]
+    if expiry is not None:
+        # record-level.expire-time: expired rows are left out of what the compaction reads.
+        parts = [p.filter(expiry.keep(p.column(expiry.time_field), now)) for p in parts]
     rows = pa.concat_tables(parts)
     full_log = task.changelog == "full-compaction"
 
@@ -235,6 +243,7 @@ def plan(
     except ValueError as exc:
         raise ValueError(f"table {identifier}: {exc}") from None
     opts = CompactionOptions.from_table_options(options)
+    expiry = RecordExpiry.from_table_options(options)
     producer = ChangelogOptions.from_table_options(options).producer
     # Readers of first-row tables skip level 0; lookup produces each commit's changelog: both lift
     # level 0 at every compaction, as Paimon's ForceUpLevel0Compaction does.
@@ -245,7 +254,12 @@ def plan(
         if wanted and partition not in wanted:
             continue
         lsm = [store.lsm_file(m) for m in metas]
-        unit: CompactUnit | None = pick(lsm, opts)
+        if pick is pick_full and expiry is not None:
+            now = int(time.time())
+            expired = {m.file_name for m in metas if expiry.expired(store.min_value(table, m, expiry.time_field), now)}
+            unit: CompactUnit | None = pick_full(lsm, opts, expired)
+        else:
+            unit = pick(lsm, opts)
         if unit is None:
             continue
         names = {f.name for f in unit.files}

@@ -8,7 +8,7 @@ above 0 is one sorted run. The rules and defaults follow Paimon's ``UniversalCom
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from sinks.option_values import parse_quantity, whole_number
@@ -159,12 +159,16 @@ def pick_universal(files: Sequence[LsmFile], opts: CompactionOptions) -> Compact
     return None
 
 
-def pick_full(files: Sequence[LsmFile], opts: CompactionOptions) -> CompactUnit | None:
-    """Everything into the top level, dropping retractions; None when the bucket is already one
-    top-level run (such files hold no retractions, so rewriting them would change nothing)."""
+def pick_full(files: Sequence[LsmFile], opts: CompactionOptions, rewrite: Collection[str] = ()) -> CompactUnit | None:
+    """Everything into the top level, dropping retractions; when the bucket is already one
+    top-level run (such files hold no retractions), only its files named in ``rewrite`` (holding
+    expired records: Java's ``pickFullCompaction``), else None."""
     runs = sorted_runs(files, opts.num_levels)
-    if not runs or (len(runs) == 1 and runs[0].level == opts.max_level):
+    if not runs:
         return None
+    if len(runs) == 1 and runs[0].level == opts.max_level:
+        chosen = tuple(f for f in runs[0].files if f.name in rewrite)
+        return CompactUnit(opts.max_level, chosen, drop_delete=True) if chosen else None
     return CompactUnit(opts.max_level, tuple(f for r in runs for f in r.files), drop_delete=True)
 
 

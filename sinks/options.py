@@ -10,6 +10,7 @@ from sinks.auto_tags import AutoTagOptions
 from sinks.lsm import CompactionOptions
 from sinks.merge_engines import MergeOptions
 from sinks.partition_expiry import PartitionExpiryOptions
+from sinks.record_expiry import RecordExpiry
 from sinks.retention import RetentionOptions
 
 DEFAULT_PK_OPTIONS = {"changelog-producer": "input"}
@@ -23,8 +24,6 @@ _REFUSED: dict[str, dict[str | None, str]] = {
     "bucket": {"-2": "postpone buckets (-2) are invisible until rescaled; use a fixed bucket count or -1"},
     "file.format": {"orc": "the Rust writer cannot write ORC here; use parquet (the default) or avro"},
     # Found by writing with each option and reading back (AGENTS.md): accepted, then not honoured.
-    "record-level.expire-time": {None: "lakecdc's compaction does not yet expire records by age"},
-    "record-level.time-field": {None: "lakecdc's compaction does not yet expire records by age"},
     "sequence.snapshot-ordering": {None: "the readers ignore it: rows would merge by sequence number only"},
     "rowkind.field": {None: "lakecdc writes each change's row kind itself (+I/-U/+U/-D from the source)"},
     "primary-key": {None: "the catalog keeps it as a plain option, not as keys: give --primary-keys"},
@@ -103,8 +102,11 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool, re
         AutoTagOptions.from_table_options(options)
         PartitionExpiryOptions.from_table_options(options)
         merge = MergeOptions.from_table_options(options)
+        expiry = RecordExpiry.from_table_options(options)
     except ValueError as exc:
         raise ValueError(f"--table-conf: {exc}") from None
+    if expiry is not None and not has_primary_key:
+        raise ValueError("--table-conf record-level.expire-time applies to primary-key tables (give --primary-keys)")
     problem = merge.retraction_problem() if retractions and has_primary_key else None
     if problem is not None:
         raise ValueError(f"--table-conf: {problem}")

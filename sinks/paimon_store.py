@@ -518,3 +518,21 @@ def set_changelog_hint(table: Any, which: str, changelog_id: int) -> None:
 def remove_changelog_hints(table: Any) -> None:
     for which in ("EARLIEST", "LATEST"):
         table.file_io.delete_quietly(f"{_changelog_dir(table)}/{which}")
+
+
+def min_value(table: Any, meta: Any, field_name: str) -> Any | None:
+    """The minimum of a current column in a data file's value statistics (None: unknown). The
+    column is found by field id in the schema the file was written with, so renames hold."""
+    current = table.table_schema
+    field_id = next((int(f.id) for f in current.fields if f.name == field_name), None)
+    if field_id is None or meta.value_stats is None:
+        return None
+    schema = current if int(meta.schema_id) == int(current.id) else table.schema_manager.get_schema(int(meta.schema_id))
+    name = next((f.name for f in schema.fields if int(f.id) == field_id), None)
+    names = list(meta.value_stats_cols) if meta.value_stats_cols else [f.name for f in schema.fields]
+    if name is None or name not in names:
+        return None
+    try:
+        return meta.value_stats.min_values.get_field(names.index(name))
+    except (IndexError, ValueError, TypeError):
+        return None

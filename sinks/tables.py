@@ -19,6 +19,7 @@ from sinks.layout import RecordSchema, TableLayout
 from sinks.local_files import write_atomically
 from sinks.merge_engines import MergeOptions
 from sinks.options import IMMUTABLE_OPTIONS, table_options, validate_table_options
+from sinks.record_expiry import RecordExpiry
 
 log = structlog.get_logger(__name__)
 
@@ -220,6 +221,9 @@ class TablePreparer:
         options = table_options(self.policy.table_conf, has_primary_key=bool(pks))
         try:
             MergeOptions.from_table_options(options).check_fields(names, pks)
+            expiry = RecordExpiry.from_table_options(options)
+            if expiry is not None:
+                expiry.check_field([(n, str(t)) for n, t in record.fields])
         except ValueError as exc:
             raise TableDefinitionError(f"cannot create table '{table}': --table-conf: {exc}") from None
         if not pks:
