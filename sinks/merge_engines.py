@@ -38,7 +38,7 @@ IGNORE_DELETE_KEYS = (
     "partial-update.ignore-delete",
 )
 # Aggregate functions mirrored here, and which of them Java lets take a retraction.
-RETRACTABLE = ("sum", "product", "last_value", "last_non_null_value")
+RETRACTABLE = ("sum", "product", "last_value", "last_non_null_value", "collect")
 FUNCTIONS = (*RETRACTABLE, "max", "min", "first_value", "first_non_null_value", "listagg", "bool_and", "bool_or")
 _FIELD_SUFFIXES = ("aggregate-function", "ignore-retract", "list-agg-delimiter", "distinct", "sequence-group")
 
@@ -451,6 +451,44 @@ class _Bool(Aggregator):
         return (acc and value) if self.name == "bool_and" else (acc or value)
 
 
+class _Collect(Aggregator):
+    """Java's ``FieldCollectAgg`` on ARRAY columns: the arrays concatenated, each element once with
+    ``fields.<f>.distinct`` (first occurrences, in order, as pypaimon-rust keeps them); a
+    retraction removes one occurrence of each of its elements."""
+
+    name = "collect"
+
+    def __init__(self, distinct: bool) -> None:
+        self.distinct = distinct
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None and value is None:
+            return None
+        if (acc is None or value is None) and not self.distinct:
+            return value if acc is None else acc
+        if not self.distinct:
+            return [*acc, *value]
+        out: list[Any] = []
+        for element in (*(acc or ()), *(value or ())):
+            if element not in out:
+                out.append(element)
+        return out
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        if acc is None:
+            return None
+        if not value:
+            return acc
+        pending = list(value)
+        out = []
+        for element in acc:
+            if element in pending:
+                pending.remove(element)
+            else:
+                out.append(element)
+        return out
+
+
 class _KeyValue(Aggregator):
     """Primary-key columns (partition keys among them) keep the newest row's value."""
 
@@ -497,6 +535,10 @@ def aggregator(function: str, typ: pa.DataType, column: str, opts: MergeOptions)
         if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
             raise ValueError(f"Data type for list agg column '{column}' must be 'VarCharType' but was '{typ}'.")
         agg = _Listagg(opts.delimiters.get(column, ","), column in opts.distinct)
+    elif function == "collect":
+        if not (pa.types.is_list(typ) or pa.types.is_large_list(typ)):
+            raise ValueError(f"Data type for collect column '{column}' must be 'Array' but was '{typ}'.")
+        agg = _Collect(column in opts.distinct)
     elif function in ("bool_and", "bool_or"):
         if not pa.types.is_boolean(typ):
             raise ValueError(f"Data type for {function} column '{column}' must be 'BooleanType' but was '{typ}'.")

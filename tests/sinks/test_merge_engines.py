@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from schema_evolution.types import bigint, boolean, decimal, double, float_, int_, string
+from schema_evolution.types import array, bigint, boolean, decimal, double, float_, int_, string
 from sinks import compactor
 from sinks import paimon_store as store
 from sinks.catalog import Catalog
@@ -482,6 +482,8 @@ AGGREGATED = [  # column, lakecdc type, Arrow type, function
     ("ba", boolean(), pa.bool_(), "bool_and"),
     ("bo", boolean(), pa.bool_(), "bool_or"),
     ("f", float_(), pa.float32(), "sum"),
+    ("cl", array(string()), pa.list_(pa.string()), "collect"),
+    ("cd", array(string()), pa.list_(pa.string()), "collect"),  # distinct
 ]
 
 
@@ -495,6 +497,7 @@ def test_every_aggregate_function_as_pypaimon_rust_reads_it(tmp_path: Path, retr
         "merge-engine": "aggregation",
         "fields.default-aggregate-function": "sum",
         "fields.la.distinct": "true",
+        "fields.cd.distinct": "true",
         **{f"fields.{c}.aggregate-function": fn for c, _, _, fn in AGGREGATED},
     }
     if retractions:
@@ -503,15 +506,17 @@ def test_every_aggregate_function_as_pypaimon_rust_reads_it(tmp_path: Path, retr
     Catalog(wh, {}).create_table("db.a", fields, ("id", "part"), ("part",), options)
     f32 = [float(np.float32(x)) for x in (1.1, 2.2, 0.1)]
     rows: list[tuple[int, list[Any]]] = [
-        (INSERT, [5, Decimal("2.00"), "b", 2.5, 1, 1, None, None, "x", True, False, f32[0]]),
-        (INSERT, [7, Decimal("1.50"), "c", 1.5, None, None, 3, 4, "y,z", None, None, f32[1]]),
-        (INSERT, [None, None, "a", None, 2, 2, 5, 6, " ", False, True, None]),
-    ]
+        (INSERT, [5, Decimal("2.00"), "b", 2.5, 1, 1, None, None, "x", True, False, f32[0], ["b", "a", "b"],
+                  ["b", "a", "b"]]),
+        (INSERT, [7, Decimal("1.50"), "c", 1.5, None, None, 3, 4, "y,z", None, None, f32[1], ["c", "a"], ["c", "a"]]),
+        (INSERT, [None, None, "a", None, 2, 2, 5, 6, " ", False, True, None, None, ["z"]]),
+    ]  # fmt: skip
     if retractions:
         rows += [
-            (UPDATE_BEFORE, [7, Decimal("1.50"), "c", 1.5, 2, 2, 3, 4, "y", None, None, f32[1]]),
-            (UPDATE_AFTER, [1, Decimal("4.00"), "d", 0.5, None, None, 9, 9, "w,x", True, None, f32[2]]),
-        ]
+            (UPDATE_BEFORE, [7, Decimal("1.50"), "c", 1.5, 2, 2, 3, 4, "y", None, None, f32[1], ["a"], ["a", "q"]]),
+            (UPDATE_AFTER, [1, Decimal("4.00"), "d", 0.5, None, None, 9, 9, "w,x", True, None, f32[2], ["x"],
+                            ["x", "b"]]),
+        ]  # fmt: skip
     from pypaimon_rust.datafusion import PaimonCatalog
 
     for batch, (kind, values) in enumerate(rows, start=1):
@@ -532,6 +537,11 @@ def test_every_aggregate_function_as_pypaimon_rust_reads_it(tmp_path: Path, retr
     assert kind == INSERT
     assert read == [{"id": 1, **dict(zip(schema.names, merged, strict=True))}]
     assert read[0]["part"] == 7 and read[0]["la"] == ("x,y,z,w" if retractions else "x,y,z")
+    # collect concatenates (retracting one occurrence); distinct keeps first occurrences in order
+    if retractions:
+        assert (read[0]["cl"], read[0]["cd"]) == (["b", "b", "c", "a", "x"], ["b", "c", "z", "x"])
+    else:
+        assert (read[0]["cl"], read[0]["cd"]) == (["b", "a", "b", "c", "a"], ["b", "a", "c", "z"])
     compactor.compact(wh, {}, "db.a", COMPACTOR, 100, full=True)
     assert read_rust(wh, "db.a") == read
 
