@@ -246,7 +246,8 @@ def _expire_changelogs(
             if changelog.changelog_manifest_list
             else (changelog.delta_manifest_list, changelog.base_manifest_list)
         )
-        doomed_manifests |= _manifest_names(reader, changelog, lists)
+        # (index manifests are the snapshots' expiry's to delete, as Java's ChangelogDeletion)
+        doomed_manifests |= _manifest_names(reader, changelog, lists, index=False)
     _delete(table.file_io, list(doomed.values()))
     manifest_dir = f"{table.table_path.rstrip('/')}/manifest"
     _delete(table.file_io, [f"{manifest_dir}/{n}" for n in doomed_manifests - kept])
@@ -259,16 +260,17 @@ def _expire_changelogs(
     return len(expired)
 
 
-def _manifest_names(reader: _Reader, snapshot: Any, lists: Sequence[str | None]) -> set[str]:
+def _manifest_names(reader: _Reader, snapshot: Any, lists: Sequence[str | None], index: bool = True) -> set[str]:
     """The manifest lists named and the manifests they list (lists that no longer exist skipped:
-    a decoupled changelog names the data lists its snapshot's expiry already removed)."""
+    a decoupled changelog names the data lists its snapshot's expiry already removed), and with
+    ``index`` the snapshot's index manifest."""
     out: set[str] = set()
     for name in lists:
         manifests = reader.manifest_list(name)
         if manifests:
             out.add(str(name))
             out.update(m.file_name for m in manifests)
-    if snapshot.index_manifest:
+    if index and snapshot.index_manifest:
         out.add(snapshot.index_manifest)
     return out
 
