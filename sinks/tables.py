@@ -139,8 +139,12 @@ class TablePreparer:
             return layout
         try:
             validate_table_options({**current, **changed}, has_primary_key=layout.has_primary_key)
+            expiry = RecordExpiry.from_table_options({**current, **changed})
+            if expiry is not None:
+                expiry.check_field([(n, str(t)) for n, t in layout.fields])
         except ValueError as exc:
-            raise TableDefinitionError(f"table '{table}': {exc}") from None
+            text = str(exc) if str(exc).startswith("--table-conf") else f"--table-conf: {exc}"
+            raise TableDefinitionError(f"table '{table}': {text}") from None
         return self.catalog.set_options(table, changed)
 
     def _remember_created(self, table: str) -> None:

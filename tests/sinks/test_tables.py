@@ -160,6 +160,11 @@ def test_table_conf_changes_options_of_an_existing_table_except_bucket_and_immut
     prep = TablePreparer(catalog, TablePolicy(table_conf={"rowkind.field": "op"}))
     prep.prepare([("db.t", _record(("id", int_()), ("v", string())))])  # immutable: kept, warned
     assert "rowkind.field" not in _options(catalog, "db.t")
-    prep = TablePreparer(catalog, TablePolicy(table_conf={"record-level.expire-time": "1 d"}))
-    with pytest.raises(TableDefinitionError, match=r"table 'db\.t': --table-conf record-level.expire-time"):
+    prep = TablePreparer(catalog, TablePolicy(table_conf={"data-file.external-paths": "/x"}))
+    with pytest.raises(TableDefinitionError, match=r"table 'db\.t': --table-conf data-file.external"):
+        prep.prepare([("db.t", _record(("id", int_()), ("v", string())))])
+    # record-level expiry on an existing table: its time field must be one of the table's columns
+    conf = {"record-level.expire-time": "1 d", "record-level.time-field": "ts"}
+    prep = TablePreparer(catalog, TablePolicy(table_conf=conf))
+    with pytest.raises(TableDefinitionError, match="Can not find time field ts for record level expire"):
         prep.prepare([("db.t", _record(("id", int_()), ("v", string())))])
