@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-unit lint demo bench bench-maintenance bench-mysql clean
+.PHONY: help install test test-unit lint demo bench bench-maintenance bench-lookup bench-mysql clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -38,6 +38,9 @@ bench: $(STAMP) ## benchmarks vs a single-process floor and a naive peer (1M mes
 
 bench-maintenance: $(STAMP) ## read/commit time after 1,000 commits: no maintenance, MOR, COW, MOW, lookup, full-compaction changelog (~10 min)
 	$(PY) -m bench.maintenance
+
+bench-lookup: $(STAMP) ## lookup compaction per commit in 100k- and 1M-key buckets, with and without the file cache (~1 min)
+	$(PY) -m bench.lookup
 
 bench-mysql: $(STAMP) ## MySQL snapshot rows/s and binlog rows/s vs pymysql / mysql-replication floors (~3 min)
 	$(PY) -m bench.mysql

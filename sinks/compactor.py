@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import structlog
 
-from sinks import append_compactor
+from sinks import append_compactor, lookup_cache
 from sinks import paimon_store as store
 from sinks.append_compactor import AppendTask
 from sinks.append_picks import PartitionAges
@@ -99,9 +99,31 @@ def _without_older_keys(older: Sequence[pa.Table], keys: Sequence[str], merged: 
     compaction). Readers of first-row tables read the levels above 0 without merging them, so
     a key must live in one of them only, with its first row."""
     keys = list(keys)
-    seen = pa.concat_tables([t.select(keys) for t in older]).group_by(keys).aggregate([])
+    mine = merged.select(keys)
+    # Probe the older files with the unit's keys (small) rather than collecting all of theirs.
+    seen = pa.concat_tables([_rows_of(t.select(keys), mine, keys) for t in older]).group_by(keys).aggregate([])
     kept = merged.join(seen, keys, join_type="left anti")
     return kept.take(pc.sort_indices(kept, sort_keys=[(k, "ascending") for k in keys])).select(merged.column_names)
+
+
+def _read_cached(
+    table: Any, task: BucketTask, meta: Any, schema: store.KeyedSchema, options: Mapping[str, str]
+) -> pa.Table:
+    """An upper-level file the compaction looks keys up in, through the worker's file cache."""
+    path = store.data_file_path(table, task.partition, task.bucket, meta)
+    return lookup_cache.FILES.get(
+        (path, schema.schema_id),
+        lambda: store.read_data_file(table, task.partition, task.bucket, meta, schema),
+        lookup_cache.budget(options),
+    )
+
+
+def _rows_of(data: pa.Table, wanted: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """The rows of ``data`` whose key is in ``wanted`` (distinct keys), in no particular order."""
+    if data.num_rows == 0 or wanted.num_rows == 0:
+        return data.slice(0, 0)
+    # (a join drops not-null flags from the schema; the rows are the same)
+    return data.join(wanted, list(keys), join_type="left semi").select(data.column_names).cast(data.schema)
 
 
 def _split(data: pa.Table, target_bytes: int) -> list[pa.Table]:
@@ -172,15 +194,18 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
     lookup_log = task.changelog == "lookup" and bool(level0.any())
     # The bucket's other files, read once: first-row's lookup and the lookup changelog both need them.
     older = (
-        [store.read_data_file(table, task.partition, task.bucket, f, schema) for f in task.lookup]
+        [_read_cached(table, task, f, schema, options) for f in task.lookup]
         if lookup_log or engine.engine == "first-row"
         else []
     )
     if lookup_log:
-        upper = pa.concat_tables([rows.filter(pa.array(~level0)), *older])
-        before = merge(upper, False)
-        now = merge(pa.concat_tables([rows, *older]), False)
+        # Only the keys level 0 brings can change: merging just their rows keeps the cost of each
+        # commit's changelog with the commit's size rather than the bucket's (Paimon looks them up).
         changed = rows.filter(pa.array(level0)).select(list(schema.keys))
+        wanted = changed.group_by(list(schema.keys)).aggregate([])
+        upper = [_rows_of(t, wanted, schema.keys) for t in (rows.filter(pa.array(~level0)), *older)]
+        before = merge(pa.concat_tables(upper), False)
+        now = merge(pa.concat_tables([_rows_of(rows.filter(pa.array(level0)), wanted, schema.keys), *upper]), False)
         changelog = lookup_changelog(
             before, now, changed, schema.keys, values, store.KIND, log_options, engine.engine == "first-row"
         )
