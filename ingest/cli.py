@@ -103,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
         _opt(p, "checkpoint", default=None, help="checkpoint directory (default: under the warehouse)")
         _opt(p, "trigger-interval", default=None, help="micro-batch interval, e.g. 10s (default 10 seconds)")
         _opt(p, "max-offsets-per-trigger", type=int, default=None, help="messages per micro-batch at most")
+        _opt(
+            p,
+            "parallel-write-min-rows",
+            type=int,
+            default=None,
+            help="rows of one table in a micro-batch from which one task per core writes it, by bucket (default 50000)",
+        )
         _opt(p, "available-now", action="store_true", help="process what is in Kafka now, then stop")
         _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
     q = sub.add_parser("query", help="run SQL over the Paimon tables of a warehouse (DataFusion)")
@@ -166,7 +173,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
                 k: _csv(v) for k, v in _kv(args.multiple_table_partition_keys, "multiple-table-partition-keys").items()
             },
         )
-    for name in ("checkpoint", "trigger_interval", "max_offsets_per_trigger"):
+    for name in ("checkpoint", "trigger_interval", "max_offsets_per_trigger", "parallel_write_min_rows"):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
     return SyncSettings(**values)

@@ -218,14 +218,27 @@ def run(settings: SyncSettings) -> JobResult:
         if ignored:
             log.warning("jdbc.properties.* are accepted for compatibility but not applied", keys=ignored)
         registry = SnapshotRegistry(checkpoint)
-        processor = MicroBatchProcessor(settings.warehouse, settings.catalog_conf, user, preparer, registry.record)
+        processor = MicroBatchProcessor(
+            settings.warehouse,
+            settings.catalog_conf,
+            user,
+            preparer,
+            registry.record,
+            parallel_write_min_rows=settings.parallel_write_min_rows,
+        )
         reader = (
             spark.readStream.format("lakecdc-mysql")
             .option("lakecdc.spec", mysql_source_spec(settings, checkpoint).to_json())
             .option("mysql.password", settings.mysql_password)
         )
     else:
-        processor = MicroBatchProcessor(settings.warehouse, settings.catalog_conf, user, preparer)
+        processor = MicroBatchProcessor(
+            settings.warehouse,
+            settings.catalog_conf,
+            user,
+            preparer,
+            parallel_write_min_rows=settings.parallel_write_min_rows,
+        )
         reader = spark.readStream.format("lakecdc-kafka").option(
             "lakecdc.spec", source_spec(settings, parallelism).to_json()
         )

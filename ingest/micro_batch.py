@@ -3,8 +3,9 @@ executors, commit on the driver.
 
     1. collect the distinct (table, record schema) pairs and DDL of the batch  [tiny, to driver]
     2. create / evolve tables so every chunk fits                              [driver, catalog]
-    3. route each table's chunks to one task, in source order; tasks write with
-       pypaimon-rust and return serialized commit messages                     [executors]
+    3. route each table's chunks to its write tasks (one, or one per bucket group for a large
+       batch), in source order; tasks write with pypaimon-rust and return serialized commit
+       messages                                                                [executors]
     4. commit per table with the batch id as identifier                       [driver]
     5. compact the buckets that need it and expire snapshots                    [executors, driver]
 """
@@ -22,6 +23,7 @@ import structlog
 
 from ingest.stream_maintenance import StreamMaintenance
 from ingest.write_task import write_task
+from sinks.bucket_routing import MIN_ROWS, plan_routings
 from sinks.committer import Committer
 from sinks.layout import RecordSchema
 from sinks.tables import TablePreparer
@@ -52,12 +54,14 @@ class MicroBatchProcessor:
         commit_user: str,
         preparer: TablePreparer,
         on_marks: Callable[[int, list[str], Callable[[str], bool]], None] | None = None,
+        parallel_write_min_rows: int = MIN_ROWS,
     ) -> None:
         self.warehouse = warehouse
         self.catalog_options = catalog_options
         self.commit_user = commit_user
         self.preparer = preparer
         self.on_marks = on_marks
+        self.parallel_write_min_rows = parallel_write_min_rows
         self.committer = Committer(warehouse, catalog_options, commit_user)
         self.maintenance = StreamMaintenance(warehouse, catalog_options, commit_user)
         self.stats = BatchStats()
@@ -105,12 +109,28 @@ class MicroBatchProcessor:
                 self.on_marks(batch_id, marks, functools.partial(self.committer.is_committed, batch_id=batch_id))
             if not tables:
                 return
-            ctx = WriteContext(self.warehouse, self.catalog_options, self.commit_user, batch_id, layouts)
+            rows_by_table: dict[str, int] = defaultdict(int)
+            for r in meta:
+                rows_by_table[r["table"]] += r["rows"] or 0
+            routings = plan_routings(
+                self.warehouse,
+                self.catalog_options,
+                {t: rows_by_table[t] for t in tables},
+                layouts,
+                df.sparkSession.sparkContext.defaultParallelism,
+                self.parallel_write_min_rows,
+            )
+            ctx = WriteContext(self.warehouse, self.catalog_options, self.commit_user, batch_id, layouts, routings)
             data = df.where(F.col("rows") > 0)
-            # One write task per table, reading the cached chunks in input-partition order, which is
-            # Kafka order within each partition (ranges are planned in offset order): one writer per
-            # table and source order, without a shuffle or a sort.
-            per_table = [data.where(F.col("table") == t).coalesce(1) for t in tables]
+            # Write tasks read the cached chunks of their table in input-partition order, which is
+            # Kafka order within each partition (ranges are planned in offset order): source order
+            # without a shuffle or a sort. A large table's batch gets one task per writer group, each
+            # writing its own buckets (bucket_routing); the others one task.
+            per_table = [
+                data.where(F.col("table") == t).coalesce(1).withColumn("write_group", F.lit(group))
+                for t in tables
+                for group in range(routings[t].writers if t in routings else 1)
+            ]
             messages = (
                 functools.reduce(lambda a, b: a.union(b), per_table)
                 .mapInArrow(functools.partial(write_task, ctx=ctx), COMMIT_MESSAGE_DDL)

@@ -99,6 +99,9 @@ class SyncSettings(BaseSettings):
     # Larger micro-batches amortise the fixed per-batch cost (planning, two Spark jobs, a commit):
     # `make bench` measured 500k per batch 40% faster than 200k, with lower peak memory.
     max_offsets_per_trigger: int = Field(500_000, ge=0, description="messages per micro-batch at most")
+    parallel_write_min_rows: int = Field(
+        50_000, ge=0, description="rows of one table in a micro-batch from which several tasks write it, by bucket"
+    )
     available_now: bool = Field(False, description="process what is in Kafka now, then stop")
     spark_conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
 

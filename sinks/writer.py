@@ -1,7 +1,8 @@
 """Executor side of a micro-batch: write a table's chunks with pypaimon-rust, return commit messages.
 
-Exactly-once rests on three rules (shared/DESIGN.md): one writer per table per micro-batch
-(the driver routes all chunks of a table to one task), rows written in source order (chunks
+Exactly-once rests on three rules (shared/DESIGN.md): one writer per bucket per micro-batch
+(the driver routes all chunks of a table to one task, or to one task per group of buckets that
+all compute each row's bucket alike: ``bucket_routing``), rows written in source order (chunks
 arrive sorted by their Kafka position), and the micro-batch id as the commit identifier.
 Writers are created here, on the thread that uses them, after the driver's ALTERs, so they see
 the table's current schema.
@@ -20,6 +21,7 @@ import structlog
 
 from formats.errors import UnsupportedChange
 from schema_evolution.arrow_types import to_arrow
+from sinks.bucket_routing import Router, Routing
 from sinks.chunks import DELETE, INSERT, UPDATE_BEFORE, VALUE_KIND, deserialize_batch
 from sinks.layout import TableLayout
 
@@ -38,6 +40,8 @@ class WriteContext:
     commit_user: str
     batch_id: int
     layouts: Mapping[str, TableLayout]
+    # Tables written by several tasks, each its own buckets (``bucket_routing``); the rest by one.
+    routings: Mapping[str, Routing] | None = None
 
 
 def align(batch: pa.RecordBatch, layout: TableLayout, where: str) -> pa.RecordBatch:
@@ -81,20 +85,26 @@ def align(batch: pa.RecordBatch, layout: TableLayout, where: str) -> pa.RecordBa
 
 
 def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: chunk rows in, serialized commit messages out (one row per message)."""
+    """mapInArrow body: chunk rows in, serialized commit messages out (one row per message).
+
+    A chunk row's ``write_group`` says which of its table's writers this task is: with a routing,
+    every task reads all the table's chunks and writes the rows of its own buckets."""
     from pypaimon_rust.datafusion import PaimonCatalog
 
     started = time.monotonic()
     catalog = PaimonCatalog({**ctx.catalog_options, "warehouse": ctx.warehouse})
     writers: dict[str, Any] = {}
+    routers: dict[str, Router] = {}
     rows_written: dict[str, int] = {}
     busy = 0.0  # seconds spent writing, as opposed to waiting for Spark to hand over chunks
+    routings = ctx.routings or {}
     for batch in batches:
         batch_started = time.monotonic()
         # Small columns as Python values; the chunk payloads stay Arrow buffers (no copy of the data).
         small = batch.select(["table", "topic", "kafka_partition", "first_offset", "last_offset", "rows"]).to_pydict()
+        groups = batch.column("write_group").to_pylist() if "write_group" in batch.schema.names else [0] * len(batch)
         payloads = batch.column("data")
-        for i, (table, topic, part, first, last, rows) in enumerate(
+        for i, (table, topic, part, first, last, rows, group) in enumerate(
             zip(
                 small["table"],
                 small["topic"],
@@ -102,6 +112,7 @@ def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterat
                 small["first_offset"],
                 small["last_offset"],
                 small["rows"],
+                groups,
                 strict=True,
             )
         ):
@@ -109,13 +120,26 @@ def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterat
             if not rows or not data.is_valid:
                 continue
             layout = ctx.layouts[table]
-            writer = writers.get(table)
-            if writer is None:
-                builder = catalog.get_table(table).new_stream_write_builder().with_commit_user(ctx.commit_user)
-                writer = writers[table] = builder.new_write()
             where = f"the messages of topic '{topic}', partition {part}, offsets {first}..{last}"
-            writer.write_arrow(align(deserialize_batch(data.as_buffer()), layout, where))
-            rows_written[table] = rows_written.get(table, 0) + rows
+            aligned = align(deserialize_batch(data.as_buffer()), layout, where)
+            routing = routings.get(table)
+            if routing is None:
+                parts: Iterable[tuple[int | None, pa.RecordBatch]] = [(None, aligned)]
+            else:
+                router = routers.get(table)
+                if router is None:
+                    router = routers[table] = Router(routing)
+                parts = router.split(aligned, group)
+            for bucket, part_rows in parts:
+                writer = writers.get(table)
+                if writer is None:
+                    builder = catalog.get_table(table).new_stream_write_builder().with_commit_user(ctx.commit_user)
+                    writer = writers[table] = builder.new_write()
+                if bucket is None:
+                    writer.write_arrow(part_rows)
+                else:
+                    writer.write_arrow(part_rows, bucket)
+                rows_written[table] = rows_written.get(table, 0) + part_rows.num_rows
         busy += time.monotonic() - batch_started
     for table, writer in writers.items():
         prepare_started = time.monotonic()

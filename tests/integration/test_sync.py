@@ -69,15 +69,22 @@ def _assert_table_matches(warehouse: str, stream: CanalStream, table: str) -> No
     assert dict(got) == dict(want)
 
 
+@pytest.mark.parametrize("parallel_write_min_rows", [50_000, 0], ids=["one-writer", "writer-per-core"])
 def test_database_sync_gives_exact_tables_and_changelog_then_continues(
-    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str, parallel_write_min_rows: int
 ) -> None:
+    """Several micro-batches, then more on the same checkpoint; written by one task per table, or
+    (writer-per-core) by one task per core, each writing its own buckets of each table."""
     kafka.create_topic(topic_name, 3)
     full = generate(keys=120, updates=6, seed=1)
     first = full.prefix(len(full.messages) * 3 // 5)
     kafka.produce(topic_name, first.messages, partition_by_key(3))
 
-    result = run(_settings(warehouse, kafka, topic_name, max_offsets_per_trigger=250))
+    result = run(
+        _settings(
+            warehouse, kafka, topic_name, max_offsets_per_trigger=250, parallel_write_min_rows=parallel_write_min_rows
+        )
+    )
     assert result.stats.batches >= 4  # several micro-batches, keys updated across them
     assert result.stats.events == len(first.messages)
     for table in ("orders", "customers"):
@@ -86,10 +93,12 @@ def test_database_sync_gives_exact_tables_and_changelog_then_continues(
     # New changes on the same checkpoint: only they are read, and keys keep evolving correctly.
     tail = full.messages[len(first.messages) :]
     kafka.produce(topic_name, tail, partition_by_key(3))
-    result = run(_settings(warehouse, kafka, topic_name))
+    result = run(_settings(warehouse, kafka, topic_name, parallel_write_min_rows=parallel_write_min_rows))
     assert result.stats.events == len(tail)
     for table in ("orders", "customers"):
         _assert_table_matches(warehouse, full, table)
+    buckets = {p.name for p in (Path(warehouse) / "ods.db" / "orders").glob("bucket-*")}
+    assert len(buckets) == (2 if parallel_write_min_rows == 0 else 1)  # local[2]: two writers
 
 
 def test_table_sync_adds_a_column_from_paimon_canal_messages(
@@ -178,6 +187,9 @@ def test_sigkill_mid_stream_then_restart_loses_nothing_and_duplicates_nothing(
         "value.format=canal-json",
         "--max-offsets-per-trigger",
         "150",
+        # every micro-batch written by two tasks (one per core), each its own buckets
+        "--parallel-write-min-rows",
+        "0",
         "--available-now",
         "--spark-conf",
         "spark.master=local[2]",
