@@ -131,6 +131,10 @@ class MicroBatchProcessor:
                 for t in tables
                 for group in range(routings[t].writers if t in routings else 1)
             ]
+            # Spark 4 otherwise concatenates a union of single-partition children into ONE task
+            # (the union "keeps" their partitioning): every table and writer group would then be
+            # written by the same task, one after the other.
+            df.sparkSession.conf.set("spark.sql.unionOutputPartitioning", "false")
             messages = (
                 functools.reduce(lambda a, b: a.union(b), per_table)
                 .mapInArrow(functools.partial(write_task, ctx=ctx), COMMIT_MESSAGE_DDL)

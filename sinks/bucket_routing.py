@@ -125,28 +125,21 @@ class Router:
                 out.append((int(bucket), batch if whole else batch.take(pa.array(picked))))
         return out
 
-    def buckets(self, batch: pa.RecordBatch) -> np.ndarray:
-        """Each row's bucket."""
-        r = self.routing
-        hashes = hash_rows([batch.column(n) for n, _ in r.key_fields], [t for _, t in r.key_fields])
-        out = np.empty(batch.num_rows, dtype=np.int32)
-        for partition, rows in self._by_partition(batch):
-            out[rows] = (
-                bucket_of(hashes[rows], r.buckets) if not r.dynamic else self._index(partition).buckets(hashes[rows])
-            )
-        return out
-
     def _by_partition(self, batch: pa.RecordBatch) -> list[tuple[bytes, np.ndarray]]:
         """(the partition's BinaryRow bytes — dynamic tables only, else b"" —, its rows)."""
         fields = self.routing.partition_fields
         everything = np.arange(batch.num_rows)
         if not fields:
             return [(_EMPTY_PARTITION, everything)]
-        codes = np.zeros(batch.num_rows, dtype=np.int64)
-        for name, _ in fields:
-            encoded = pc.dictionary_encode(batch.column(name), null_encoding="encode")
-            codes = codes * max(1, len(encoded.dictionary)) + encoded.indices.to_numpy(zero_copy_only=False)
-        distinct, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        codes = np.stack(
+            [
+                pc.dictionary_encode(batch.column(name), null_encoding="encode").indices.to_numpy(zero_copy_only=False)
+                for name, _ in fields
+            ],
+            axis=1,
+        )
+        distinct, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
         if self.routing.dynamic:
             heads = batch.take(pa.array(first))
             keys = row_bytes([heads.column(n) for n, _ in fields], [t for _, t in fields])
@@ -291,6 +284,9 @@ HASHES = _HashFiles()
 # A table's micro-batch gets parallel writers from this many rows on: below it one writer is
 # quick, and every extra writer adds a file per commit (and its bucket's index) for compaction.
 MIN_ROWS = 50_000
+# Every writer task decodes and hashes all of its table's rows, so writers beyond a few cost more
+# than they save; sink.parallelism asks for more.
+MAX_DEFAULT_WRITERS = 4
 
 
 def plan_routings(
@@ -302,8 +298,7 @@ def plan_routings(
     min_rows: int = MIN_ROWS,
 ) -> dict[str, Routing]:
     """Driver side: the routing of each table with ``min_rows`` rows or more in this micro-batch."""
-    if writers < 2:
-        return {}
+    writers = min(writers, MAX_DEFAULT_WRITERS)
     from pypaimon_rust.datafusion import PaimonCatalog
 
     catalog = None
