@@ -32,7 +32,6 @@ from schema_evolution.types import (
     timestamp,
     timestamp_ltz,
     tinyint,
-    varchar,
 )
 from schema_evolution.types import decimal as decimal_
 from sinks import bucket_routing
@@ -165,10 +164,10 @@ def test_dynamic_index_holds_our_hashes(tmp_path: Path) -> None:
     Catalog(wh).create_table("db.t", fields, ["dt", "id"], ["dt"], {})
     ids = list(range(0, 3000, 3))
     dts = ["2026-11-25" if i % 2 else "2026-11-26" for i in ids]
+    columns = [pa.array(dts), pa.array(ids, pa.int64()), pa.array([1] * len(ids), pa.int32())]
     batch = pa.RecordBatch.from_arrays(
-        [pa.array(dts), pa.array(ids, pa.int64()), pa.array([1] * len(ids), pa.int32()), pa.array([INSERT] * len(ids), pa.int8())],
-        names=["dt", "id", "v", VALUE_KIND],
-    )  # fmt: skip
+        [*columns, pa.array([INSERT] * len(ids), pa.int8())], names=["dt", "id", "v", VALUE_KIND]
+    )
     _write_rust(wh, "db.t", batch, 1)
     layout = Catalog(wh).load_layout("db.t")
     assert layout is not None
@@ -227,10 +226,15 @@ def _chunk(rows: list[tuple[str, int, int | None, int]], first: int) -> dict[str
         ],
         names=["p", "id", "v", VALUE_KIND],
     )
-    return {
-        "table": "db.t", "topic": "t", "kafka_partition": 0, "first_offset": first, "last_offset": first + len(rows),
-        "seq": first, "schema": None, "rows": len(rows), "events": len(rows), "data": serialize_batch(batch), "ddl": None,
-    }  # fmt: skip
+    position = {
+        "topic": "t",
+        "kafka_partition": 0,
+        "first_offset": first,
+        "last_offset": first + len(rows),
+        "seq": first,
+    }
+    counts = {"rows": len(rows), "events": len(rows)}
+    return {"table": "db.t", **position, "schema": None, **counts, "data": serialize_batch(batch), "ddl": None}
 
 
 def _write_batch(wh: str, batch_id: int, chunks: list[dict[str, Any]], writers: int) -> None:
@@ -313,6 +317,35 @@ def test_routing_tolerates_a_worker_hash_cache(tmp_path: Path) -> None:
     Catalog(wh).create_table("db.t", [("p", string()), ("id", bigint()), ("v", int_())], ["p", "id"], ["p"], {})
     _write_batch(wh, 1, [_chunk([("a", i, 1, INSERT) for i in range(100)], 0)], writers=2)
     _write_batch(wh, 2, [_chunk([("a", i, 2, INSERT) for i in range(100, 200)], 0)], writers=2)
-    _write_batch(wh, 3, [_chunk([r for i in range(200) for r in (("a", i, 1, UPDATE_BEFORE), ("a", i, 3, UPDATE_AFTER))], 0)], writers=2)  # fmt: skip
+    updates = [r for i in range(200) for r in (("a", i, 1, UPDATE_BEFORE), ("a", i, 3, UPDATE_AFTER))]
+    _write_batch(wh, 3, [_chunk(updates, 0)], writers=2)
     assert read_rust(wh, "db.t") == [{"p": "a", "id": i, "v": 3} for i in range(200)]
     assert all(len(b) == 1 for b in _placement(tmp_path / "wh").values())
+
+
+def test_partition_bytes_match_the_index_for_several_columns(tmp_path: Path) -> None:
+    """Index entries are keyed by the partition's BinaryRow: two partition columns, one a string
+    past the 7 bytes a slot holds, must give the bytes pypaimon-rust wrote."""
+    wh = str(tmp_path / "wh")
+    fields = [("region", string()), ("day", int_()), ("id", bigint()), ("v", int_())]
+    Catalog(wh).create_table("db.t", fields, ["region", "day", "id"], ["region", "day"], {})
+    n = 600
+    region = ["eu" if i % 3 else "a-very-long-region-name" for i in range(n)]
+    day = [i % 4 - 1 for i in range(n)]
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(region), pa.array(day, pa.int32()), pa.array(range(n), pa.int64()), pa.array([1] * n, pa.int32()),
+         pa.array([INSERT] * n, pa.int8())],
+        names=["region", "day", "id", "v", VALUE_KIND],
+    )  # fmt: skip
+    _write_rust(wh, "db.t", batch, 1)
+    layout = Catalog(wh).load_layout("db.t")
+    assert layout is not None
+    routing = _routing(wh, layout, 2)
+    assert routing is not None
+    router = Router(routing)
+    parts = router._by_partition(batch)
+    assert len(parts) == len({(r, d) for r, d in zip(region, day, strict=True)})
+    hashes = hash_rows([batch.column("id")], [bigint()])
+    for partition, rows in parts:
+        index = router._index(partition)
+        assert set(index.hashes.tolist()) == set(hashes[rows].tolist()), "partition bytes differ from the index's"
