@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 from schema_evolution.types import PaimonType
 from sinks.key_hash import bucket_of, hash_rows, hashable, row_bytes
 from sinks.layout import TableLayout
+from sinks.option_values import whole_number
 
 _EMPTY_PARTITION = bytes(8)  # BinaryRow of arity 0: just the header
 
@@ -57,6 +58,14 @@ class Routing:
         return self.buckets == -1
 
 
+def check_options(options: Mapping[str, str]) -> None:
+    """A ValueError naming the option for values the routing could not read (at start-up, not at
+    the first large micro-batch)."""
+    whole_number(options, "sink.parallelism", 1, minimum=1)
+    whole_number(options, "dynamic-bucket.max-buckets", -1, minimum=-1)
+    whole_number(options, "dynamic-bucket.target-row-num", 2_000_000, minimum=1)
+
+
 def plan_routing(
     layout: TableLayout,
     options: Mapping[str, str],
@@ -65,13 +74,11 @@ def plan_routing(
     snapshot_id: int | None,
 ) -> Routing | None:
     """The routing for ``writers`` tasks, or None when the table keeps one writer."""
-    requested = options.get("sink.parallelism")
-    if requested is not None:
-        writers = int(requested)
+    writers = whole_number(options, "sink.parallelism", writers, minimum=1)
     if writers < 2 or not layout.primary_keys:
         return None
     types = layout.field_types()
-    bucket = int(options.get("bucket", "-1"))
+    bucket = whole_number(options, "bucket", -1)
     partitions = tuple((p, types[p]) for p in layout.partition_keys)
     if bucket == -1:
         if not set(layout.partition_keys) <= set(layout.primary_keys):
@@ -81,10 +88,10 @@ def plan_routing(
         keys = tuple((k, types[k]) for k in layout.primary_keys if k not in layout.partition_keys)
         if partitions and not hashable([t for _, t in partitions]):
             return None
-        max_buckets = int(options.get("dynamic-bucket.max-buckets", "-1"))
+        max_buckets = whole_number(options, "dynamic-bucket.max-buckets", -1, minimum=-1)
         if max_buckets > 0:
             writers = min(writers, max_buckets)
-        target = int(options.get("dynamic-bucket.target-row-num", "2000000"))
+        target = whole_number(options, "dynamic-bucket.target-row-num", 2_000_000, minimum=1)
         if writers < 2 or not keys or not hashable([t for _, t in keys]):
             return None
         return Routing(writers, -1, keys, partitions, location, snapshot_id, target, max_buckets)

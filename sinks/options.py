@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sinks import lookup_cache
+from sinks import bucket_routing, lookup_cache
 from sinks.auto_tags import AutoTagOptions
 from sinks.lsm import CompactionOptions
 from sinks.merge_engines import MergeOptions
@@ -105,6 +105,7 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool, re
         merge = MergeOptions.from_table_options(options)
         expiry = RecordExpiry.from_table_options(options)
         lookup_cache.budget(options)
+        bucket_routing.check_options(options)
     except ValueError as exc:
         raise ValueError(f"--table-conf: {exc}") from None
     if expiry is not None and not has_primary_key:

@@ -213,6 +213,18 @@ def test_plan_routing_rules() -> None:
     assert plan_routing(TableLayout("db.t", (("v", int_()),), (), (), 0), {}, 2, "/x", None) is None
 
 
+@pytest.mark.parametrize(
+    "option", ["sink.parallelism=0", "sink.parallelism=two", "dynamic-bucket.max-buckets=-3",
+               "dynamic-bucket.target-row-num=lots"],
+)  # fmt: skip
+def test_routing_options_are_checked_at_start_up(option: str) -> None:
+    from sinks.options import validate_table_options
+
+    key, value = option.split("=")
+    with pytest.raises(ValueError, match=key.replace(".", r"\.")):
+        validate_table_options({key: value}, has_primary_key=True)
+
+
 # --- several write tasks per table, end to end through write_chunks and the committer ---------
 
 
