@@ -111,7 +111,8 @@ class Router:
 
     def __init__(self, routing: Routing) -> None:
         self.routing = routing
-        self._partitions: dict[bytes, _PartitionIndex] | None = None
+        self._partitions: dict[bytes, _PartitionIndex] = {}
+        self._files: tuple[Any, dict[bytes, tuple[dict[int, int], dict[int, str]]]] | None = None
 
     def split(self, batch: pa.RecordBatch, group: int) -> list[tuple[int, pa.RecordBatch]]:
         """The rows of ``batch`` that write task ``group`` writes, per (partition, bucket) — as
@@ -157,11 +158,14 @@ class Router:
         return [(key, np.flatnonzero(inverse == i)) for i, key in enumerate(keys)]
 
     def _index(self, partition: bytes) -> _PartitionIndex:
-        if self._partitions is None:
-            self._partitions = _load_indexes(self.routing)
         index = self._partitions.get(partition)
         if index is None:
-            index = self._partitions[partition] = _PartitionIndex.build({}, {}, self.routing)
+            if self._files is None:
+                self._files = _index_files(self.routing)
+            fs, per_partition = self._files
+            counts, paths = per_partition.get(partition, ({}, {}))
+            by_bucket = {bucket: HASHES.get(path, fs) for bucket, path in paths.items()}
+            index = self._partitions[partition] = _PartitionIndex.build(counts, by_bucket, self.routing)
         return index
 
 
@@ -216,19 +220,21 @@ class _PartitionIndex:
         return out
 
 
-def _load_indexes(routing: Routing) -> dict[bytes, _PartitionIndex]:
-    """Every partition's HASH index as of ``routing.snapshot_id`` (Paimon's index manifest)."""
-    if routing.snapshot_id is None:
-        return {}
+def _index_files(routing: Routing) -> tuple[Any, dict[bytes, tuple[dict[int, int], dict[int, str]]]]:
+    """The table's filesystem, and per partition the row count and HASH index file of each bucket,
+    as of ``routing.snapshot_id`` (Paimon's index manifest). The files themselves are read only
+    for the partitions a batch touches."""
     import fastavro
     import pyarrow.fs as pafs
 
     fs, root = pafs.FileSystem.from_uri(routing.location)
+    if routing.snapshot_id is None:
+        return fs, {}
     with fs.open_input_stream(f"{root}/snapshot/snapshot-{routing.snapshot_id}") as f:
         snapshot = json.loads(f.read())
     manifest = snapshot.get("indexManifest")
     if not manifest:
-        return {}
+        return fs, {}
     live: dict[tuple[bytes, int], dict[str, Any]] = {}
     with fs.open_input_file(f"{root}/manifest/{manifest}") as f:
         for record in fastavro.reader(f):
@@ -246,13 +252,12 @@ def _load_indexes(routing: Routing) -> dict[bytes, _PartitionIndex]:
                 live[key] = entry
             else:
                 live.pop(key, None)
-    per_partition: dict[bytes, tuple[dict[int, int], dict[int, np.ndarray]]] = {}
+    per_partition: dict[bytes, tuple[dict[int, int], dict[int, str]]] = {}
     for (partition, bucket), entry in live.items():
-        path = entry.get("_EXTERNAL_PATH") or f"{root}/index/{entry['_FILE_NAME']}"
-        counts, by_bucket = per_partition.setdefault(partition, ({}, {}))
+        counts, paths = per_partition.setdefault(partition, ({}, {}))
         counts[bucket] = int(entry["_ROW_COUNT"])
-        by_bucket[bucket] = HASHES.get(path, fs)
-    return {p: _PartitionIndex.build(counts, by_bucket, routing) for p, (counts, by_bucket) in per_partition.items()}
+        paths[bucket] = entry.get("_EXTERNAL_PATH") or f"{root}/index/{entry['_FILE_NAME']}"
+    return fs, per_partition
 
 
 class _HashFiles:

@@ -201,11 +201,13 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
     if lookup_log:
         # Only the keys level 0 brings can change: merging just their rows keeps the cost of each
         # commit's changelog with the commit's size rather than the bucket's (Paimon looks them up).
-        changed = rows.filter(pa.array(level0)).select(list(schema.keys))
+        new_rows = rows.filter(pa.array(level0))
+        changed = new_rows.select(list(schema.keys))
         wanted = changed.group_by(list(schema.keys)).aggregate([])
         upper = [_rows_of(t, wanted, schema.keys) for t in (rows.filter(pa.array(~level0)), *older)]
         before = merge(pa.concat_tables(upper), False)
-        now = merge(pa.concat_tables([_rows_of(rows.filter(pa.array(level0)), wanted, schema.keys), *upper]), False)
+        # every level-0 row has a wanted key: no join needed for them
+        now = merge(pa.concat_tables([new_rows, *upper]), False)
         changelog = lookup_changelog(
             before, now, changed, schema.keys, values, store.KIND, log_options, engine.engine == "first-row"
         )
