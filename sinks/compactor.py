@@ -19,8 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import structlog
+from pyroaring import BitMap
 
 from sinks import append_compactor, lookup_cache
+from sinks import deletion_vectors as dv
 from sinks import paimon_store as store
 from sinks.append_compactor import AppendTask
 from sinks.append_picks import PartitionAges
@@ -51,6 +53,9 @@ class BucketTask:
     # "lookup", or "" for none
     changelog: str = ""
     max_level: int = 0
+    # MOW tables: the bucket's deletion-vector index files as planned (pypaimon IndexFileMeta)
+    deletion_vectors: bool = False
+    vector_files: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +156,11 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
     expiry = RecordExpiry.from_table_options(options)
     now = int(time.time())
     files = list(task.files)
-    only = files[0] if len(files) == 1 and not task.lookup and not task.changelog else None
+    loaded = store.read_vectors(table, task.partition, task.bucket, task.vector_files) if task.vector_files else {}
+    # (a vector of a file no longer in the bucket is dropped on the way: readers refuse those)
+    present = {f.file_name for f in (*files, *task.lookup)}
+    vectors = {name: bitmap for name, bitmap in loaded.items() if name in present}
+    only = files[0] if len(files) == 1 and not task.lookup and not task.changelog and not loaded else None
     if only is not None and expiry is not None and expiry.expired(store.min_value(table, only, expiry.time_field), now):
         only = None  # Java rewrites a file with expired records rather than upgrading it
     # (first-row must filter by the files looked up; a changelog needs the rows read)
@@ -161,12 +170,49 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
         return store.CompactChange(task.partition, task.bucket, [only], [store.with_level(only, task.output_level)])
     schema = store.keyed_schema(table)
     engine = MergeOptions.from_table_options(options)
-    parts = [store.read_data_file(table, task.partition, task.bucket, f, schema) for f in files]
+    parts = [
+        dv.live(store.read_data_file(table, task.partition, task.bucket, f, schema), vectors.get(f.file_name))
+        for f in files
+    ]
     if expiry is not None:
         # record-level.expire-time: expired rows are left out of what the compaction reads.
         parts = [p.filter(expiry.keep(p.column(expiry.time_field), now)) for p in parts]
     rows = pa.concat_tables(parts)
     full_log = task.changelog == "full-compaction"
+    level0 = np.concatenate([np.full(p.num_rows, f.level == 0) for p, f in zip(parts, files, strict=True)])
+    lookup_log = task.changelog == "lookup" and bool(level0.any())
+    keys = list(schema.keys)
+    wanted = (
+        rows.filter(pa.array(level0)).select(keys).group_by(keys).aggregate([])
+        if lookup_log or task.deletion_vectors
+        else rows.select(keys).slice(0, 0)
+    )
+    # MOW: the older rows of the keys level 0 brings, in the files above the output, are marked
+    # deleted and merged into the output (under sequence.field or ignore-delete the older row can
+    # be the one that stays); first-row keeps the older row and drops the new one instead.
+    marks = task.deletion_vectors and engine.engine != "first-row" and wanted.num_rows > 0 and bool(task.lookup)
+    # The bucket's other files, read once: first-row's lookup, the lookup changelog and the
+    # deletion vectors need them.
+    whole = (
+        [_read_cached(table, task, f, schema, options) for f in task.lookup]
+        if lookup_log or marks or engine.engine == "first-row"
+        else []
+    )
+    if marks:
+        # Only the wanted keys' live rows are taken from each file (its vector applied), by position.
+        older = []
+        for t, f in zip(whole, task.lookup, strict=True):
+            found = dv.positions(t, wanted, keys)
+            old = vectors.get(f.file_name, BitMap())
+            older.append(t.take(pa.array([p for p in found.tolist() if p not in old], pa.int64())))
+            if found.size:
+                vectors[f.file_name] = old | BitMap(found)
+        if expiry is not None:
+            older = [o.filter(expiry.keep(o.column(expiry.time_field), now)) for o in older]
+    else:
+        older = [dv.live(t, vectors.get(f.file_name)) for t, f in zip(whole, task.lookup, strict=True)]
+    for f in files:
+        vectors.pop(f.file_name, None)  # replaced files take their vectors with them
 
     def merge(data: pa.Table, drop_delete: bool) -> pa.Table:
         return merge_rows(
@@ -179,7 +225,7 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
             tuple(table.primary_keys),
         )
 
-    merged = merge(rows, task.drop_delete and not full_log)
+    merged = merge(pa.concat_tables([rows, *older]) if marks else rows, task.drop_delete and not full_log)
     changelog = None
     values = [n for n in schema.names if n not in schema.keys]
     log_options = ChangelogOptions.from_table_options(options)
@@ -190,20 +236,11 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
         changelog = full_changelog(rows, from_top, merged, schema.keys, values, store.SEQUENCE, store.KIND, log_options)
         kinds = merged.column(store.KIND).combine_chunks()
         merged = merged.filter(pc.invert(pc.is_in(kinds, pa.array(store.RETRACT_KINDS, pa.int8()))))
-    level0 = np.concatenate([np.full(p.num_rows, f.level == 0) for p, f in zip(parts, files, strict=True)])
-    lookup_log = task.changelog == "lookup" and bool(level0.any())
-    # The bucket's other files, read once: first-row's lookup and the lookup changelog both need them.
-    older = (
-        [_read_cached(table, task, f, schema, options) for f in task.lookup]
-        if lookup_log or engine.engine == "first-row"
-        else []
-    )
     if lookup_log:
         # Only the keys level 0 brings can change: merging just their rows keeps the cost of each
         # commit's changelog with the commit's size rather than the bucket's (Paimon looks them up).
         new_rows = rows.filter(pa.array(level0))
-        changed = new_rows.select(list(schema.keys))
-        wanted = changed.group_by(list(schema.keys)).aggregate([])
+        changed = new_rows.select(keys)
         upper = [_rows_of(t, wanted, schema.keys) for t in (rows.filter(pa.array(~level0)), *older)]
         before = merge(pa.concat_tables(upper), False)
         # every level-0 row has a wanted key: no join needed for them
@@ -225,10 +262,15 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
                     table, task.partition, task.bucket, part, task.output_level, schema, prefix="changelog-"
                 )
             )
+        index_after = []
+        if vectors != loaded:
+            written = store.write_vectors(table, task.partition, task.bucket, vectors)
+            index_after = [written] if written is not None else []
     except Exception:
         store.delete_data_files(table, task.partition, task.bucket, after + logs)
         raise
-    return store.CompactChange(task.partition, task.bucket, files, after, logs)
+    index_before = list(task.vector_files) if vectors != loaded else []
+    return store.CompactChange(task.partition, task.bucket, files, after, logs, index_before, index_after)
 
 
 def deletion_vectors(options: Mapping[str, str]) -> bool:
@@ -252,11 +294,10 @@ def plan(
     """One task per bucket that needs compaction (universal rules, or everything when ``full``);
     append tables as ``append_compactor.plan`` says (``ages``: a streaming job's partition ages).
 
-    Tables with ``deletion-vectors.enabled=true`` (MOW) always compact fully: their readers skip
-    level 0 and read the other levels without merging, so every bucket must be one sorted run
-    above level 0 — lakecdc writes no deletion vectors, so a partial compaction would show a key
-    twice. ``merge-engine=first-row`` tables lift level 0 at every call (Paimon's
-    ``ForceUpLevel0Compaction``): their readers skip level 0 but merge the levels above it."""
+    Tables with ``deletion-vectors.enabled=true`` (MOW) and ``merge-engine=first-row`` tables lift
+    level 0 at every call (Paimon's ``ForceUpLevel0Compaction``): their readers skip level 0. MOW
+    readers do not merge the levels above it either, so the older versions of the lifted keys are
+    marked in deletion vectors (``sinks.deletion_vectors``)."""
     table = store.open_table(warehouse, catalog_options, identifier)
     options = table.options.options.to_map()
     wanted = [partition_values(table, p) for p in partitions]
@@ -264,7 +305,7 @@ def plan(
         return list(
             append_compactor.plan(table, identifier, warehouse, catalog_options, full=full, wanted=wanted, ages=ages)
         )
-    full = full or deletion_vectors(options)
+    mow = deletion_vectors(options)
     try:
         engine = MergeOptions.from_table_options(options)
     except ValueError as exc:
@@ -274,10 +315,14 @@ def plan(
     producer = ChangelogOptions.from_table_options(options).producer
     # Readers of first-row tables skip level 0; lookup produces each commit's changelog: both lift
     # level 0 at every compaction, as Paimon's ForceUpLevel0Compaction does.
-    lifts = engine.engine == "first-row" or producer == "lookup"
+    # MOW tables too: their readers skip level 0 and merge nothing, so the compaction after each
+    # commit lifts level 0 and marks the older versions it replaces in deletion vectors.
+    lifts = engine.engine == "first-row" or producer == "lookup" or mow
     pick = pick_full if full else pick_force_up_level0 if lifts else pick_universal
+    snapshot = store.latest_snapshot(table)
+    vector_files = store.vector_index_files(table, snapshot) if mow else {}
     tasks: list[Task] = []
-    for (partition, bucket), metas in sorted(store.live_files(table).items(), key=lambda kv: repr(kv[0])):
+    for (partition, bucket), metas in sorted(store.live_files(table, snapshot).items(), key=lambda kv: repr(kv[0])):
         if wanted and partition not in wanted:
             continue
         lsm = [store.lsm_file(m) for m in metas]
@@ -307,11 +352,15 @@ def plan(
                 partition,
                 bucket,
                 unit.output_level,
-                unit.drop_delete,
+                # MOW: retractions go wherever the output goes, as the older versions they
+                # retract are marked deleted (Paimon's dropDelete with a DV maintainer)
+                unit.drop_delete or (mow and unit.output_level != 0),
                 chosen,
                 lookup,
                 changelog,
                 opts.max_level,
+                mow,
+                tuple(vector_files.get((partition, bucket), ())),
             )
         )
     return tasks

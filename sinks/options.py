@@ -30,6 +30,9 @@ _REFUSED: dict[str, dict[str | None, str]] = {
     "primary-key": {None: "the catalog keeps it as a plain option, not as keys: give --primary-keys"},
     "partition": {None: "the catalog keeps it as a plain option, not as partition keys: give --partition-keys"},
     "data-file.external-paths": {None: "lakecdc's compaction and expiry handle files in the table directory only"},
+    "deletion-vectors.bitmap64": {
+        "true": "pypaimon and pypaimon-rust read 32-bit bitmap deletion vectors only (the default)"
+    },
 }
 # Paimon's CoreOptions marked @Immutable: fixed when the table is created (Paimon's actions skip them
 # in --table-conf for an existing table; so does lakecdc, with a warning).
@@ -110,6 +113,15 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool, re
         raise ValueError(f"--table-conf: {exc}") from None
     if expiry is not None and not has_primary_key:
         raise ValueError("--table-conf record-level.expire-time applies to primary-key tables (give --primary-keys)")
+    if (
+        has_primary_key
+        and str(options.get("deletion-vectors.enabled", "false")).strip().lower() == "true"
+        and merge.engine in ("partial-update", "aggregation")
+    ):
+        raise ValueError(
+            f"--table-conf deletion-vectors.enabled=true is not supported with merge-engine={merge.engine}: "
+            f"pypaimon-rust neither writes nor reads such tables; drop one of the two options"
+        )
     problem = merge.retraction_problem() if retractions and has_primary_key else None
     if problem is not None:
         raise ValueError(f"--table-conf: {problem}")

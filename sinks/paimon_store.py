@@ -18,9 +18,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import structlog
+from pyroaring import BitMap
 
 from schema_evolution.arrow_types import to_arrow
 from schema_evolution.types import parse_type
+from sinks import deletion_vectors
 from sinks.lsm import LsmFile
 
 log = structlog.get_logger(__name__)
@@ -363,6 +365,58 @@ def delete_data_files(table: Any, partition: tuple[Any, ...], bucket: int, metas
         table.file_io.delete_quietly(data_file_path(table, partition, bucket, meta))
 
 
+def vector_index_files(table: Any, snapshot: Any | None) -> dict[BucketKey, list[Any]]:
+    """A snapshot's deletion-vector index files (pypaimon IndexFileMeta), by (partition, bucket)."""
+    out: dict[BucketKey, list[Any]] = {}
+    if snapshot is None or not snapshot.index_manifest:
+        return out
+    from pypaimon.manifest.index_manifest_file import IndexManifestFile
+
+    for entry in IndexManifestFile(table).read(snapshot.index_manifest):
+        if entry.index_file.index_type == deletion_vectors.INDEX_TYPE:
+            out.setdefault((tuple(entry.partition.values), int(entry.bucket)), []).append(entry.index_file)
+    return out
+
+
+def read_vectors(table: Any, partition: tuple[Any, ...], bucket: int, index_files: Sequence[Any]) -> dict[str, BitMap]:
+    """The deletion vectors of a bucket's data files, from its index files."""
+    vectors: dict[str, BitMap] = {}
+    for meta in index_files:
+        path = table.path_factory().bucket_index_path(partition, bucket, meta, table.file_io)
+        with table.file_io.new_input_stream(path) as stream:
+            content = stream.read()
+        for name, r in (meta.dv_ranges or {}).items():
+            where = deletion_vectors.VectorRange(name, int(r.offset), int(r.length), int(r.cardinality or 0))
+            vectors[name] = vectors.get(name, BitMap()) | deletion_vectors.decode(content, where, path)
+    return vectors
+
+
+def write_vectors(table: Any, partition: tuple[Any, ...], bucket: int, vectors: Mapping[str, BitMap]) -> Any | None:
+    """A new index file holding a bucket's deletion vectors (None when none is left)."""
+    from pypaimon.index.deletion_vector_meta import DeletionVectorMeta
+    from pypaimon.index.index_file_meta import IndexFileMeta
+
+    content, ranges = deletion_vectors.encode(vectors)
+    if not ranges:
+        return None
+    meta = IndexFileMeta(
+        index_type=deletion_vectors.INDEX_TYPE,
+        file_name=f"index-{uuid.uuid4()}-0",
+        file_size=len(content),
+        row_count=len(ranges),
+        dv_ranges={r.data_file: DeletionVectorMeta(r.data_file, r.offset, r.length, r.cardinality) for r in ranges},
+    )
+    path = table.path_factory().bucket_index_path(partition, bucket, meta)
+    with table.file_io.new_output_stream(path) as stream:
+        stream.write(content)
+    return meta
+
+
+def delete_index_files(table: Any, partition: tuple[Any, ...], bucket: int, metas: Iterable[Any]) -> None:
+    for meta in metas:
+        table.file_io.delete_quietly(table.path_factory().bucket_index_path(partition, bucket, meta))
+
+
 @dataclass(slots=True)
 class CompactChange:
     """One bucket's compaction result: the files it replaces and the files replacing them."""
@@ -372,6 +426,10 @@ class CompactChange:
     before: list[Any]
     after: list[Any]
     changelog: list[Any] = field(default_factory=list)
+    # MOW tables: the bucket's deletion-vector index files this compaction replaces, and the one
+    # replacing them (none when no vector is left)
+    index_before: list[Any] = field(default_factory=list)
+    index_after: list[Any] = field(default_factory=list)
 
 
 class _MergingManifestList:
@@ -419,6 +477,7 @@ def commit_compaction(table: Any, commit_user: str, identifier: int, changes: Se
     """Commit compaction results as one COMPACT snapshot, with Paimon's conflict detection: a
     compaction whose input files another commit removed meanwhile is given up (its output
     deleted) rather than committed over newer data."""
+    from pypaimon.manifest.index_manifest_entry import IndexManifestEntry
     from pypaimon.manifest.schema.manifest_entry import ManifestEntry
     from pypaimon.table.row.generic_row import GenericRow
     from pypaimon.write.file_store_commit import FileStoreCommit
@@ -430,8 +489,12 @@ def commit_compaction(table: Any, commit_user: str, identifier: int, changes: Se
     commit.manifest_list_manager = merging
     entries: list[Any] = []
     changelog: list[Any] = []
+    index_deletes: list[Any] = []
+    index_adds: list[Any] = []
     for change in changes:
         partition = GenericRow(list(change.partition), table.partition_keys_fields)
+        index_deletes += [IndexManifestEntry(1, partition, change.bucket, f) for f in change.index_before]
+        index_adds += [IndexManifestEntry(0, partition, change.bucket, f) for f in change.index_after]
         total = table.total_buckets
         entries += [ManifestEntry(kind=1, partition=partition, bucket=change.bucket, total_buckets=total, file=f)
                     for f in change.before]  # fmt: skip
@@ -441,14 +504,36 @@ def commit_compaction(table: Any, commit_user: str, identifier: int, changes: Se
             ManifestEntry(kind=0, partition=partition, bucket=change.bucket, total_buckets=total, file=f)
             for f in change.changelog
         ]
+    vectors_read = {
+        (c.partition, c.bucket): {f.file_name for f in c.index_before}
+        for c in changes
+        if c.index_after or c.index_before
+    }
+
+    def plan(snapshot: Any) -> list[Any]:
+        # pypaimon detects removed data files only: a compaction that rewrote a bucket's
+        # deletion vectors from an index file another commit has replaced since would drop
+        # that commit's deletions, so it is a lost race too.
+        if vectors_read:
+            now = vector_index_files(table, snapshot)
+            for key, names in vectors_read.items():
+                if {f.file_name for f in now.get(key, [])} != names:
+                    raise RuntimeError(
+                        f"File deletion conflicts detected: the deletion vectors of bucket {key[1]} of partition "
+                        f"{key[0]} changed since the compaction read them"
+                    )
+        return entries
+
     try:
         commit._try_commit(
             commit_kind="COMPACT",
             commit_identifier=identifier,
-            commit_entries_plan=lambda _snapshot: entries,
+            commit_entries_plan=plan,
             changelog_entries=changelog,
             detect_conflicts=True,
             allow_rollback=False,
+            index_deletes=index_deletes or None,
+            index_adds=index_adds or None,
         )
     except RuntimeError as e:
         # Only a detected conflict is certain not to have committed; after any other failure the
@@ -457,6 +542,7 @@ def commit_compaction(table: Any, commit_user: str, identifier: int, changes: Se
             raise
         for change in changes:
             delete_data_files(table, change.partition, change.bucket, change.after + change.changelog)
+            delete_index_files(table, change.partition, change.bucket, change.index_after)
         return CompactCommit(False, conflict=str(e))
     finally:
         commit.close()

@@ -28,7 +28,8 @@ def _kinds(warehouse: str, table: str) -> list[str]:
     [
         ("mor", {"num-sorted-run.compaction-trigger": "2", "bucket": "2"}),
         ("cow", {"full-compaction.delta-commits": "1", "bucket": "2"}),
-        # MOW: readers skip level 0, so every commit's buckets are compacted fully right after it
+        # MOW: readers skip level 0 and merge nothing, so every commit's level 0 is lifted right
+        # after it, the older versions of its keys marked in deletion vectors
         ("mow", {"deletion-vectors.enabled": "true", "bucket": "2"}),
         ("write-only", {"write-only": "true", "bucket": "2"}),
         (
@@ -57,11 +58,17 @@ def test_maintenance_modes_keep_tables_exact(
         if mode == "write-only":
             assert "COMPACT" not in kinds
             assert max(len(m) for m in files.values()) >= 6  # level-0 files pile up
-        elif mode in ("cow", "mow"):
+        elif mode == "cow":
             # One file per bucket at the top level after every commit: each data snapshot is
             # followed by its compaction.
             assert all(len(m) == 1 and m[0].level == 5 for m in files.values())
             assert kinds.count("COMPACT") == kinds.count("APPEND")
+        elif mode == "mow":
+            # Nothing left in level 0 after any commit, and updates applied as deletion vectors.
+            assert all(m.level > 0 for metas in files.values() for m in metas)
+            assert kinds.count("COMPACT") == kinds.count("APPEND")
+            t = store.open_table(warehouse, {}, f"ods.{table}")
+            assert store.vector_index_files(t, store.latest_snapshot(t))
         elif mode == "mor":
             assert "COMPACT" in kinds
             # Sorted runs stay at the trigger or below: level-0 files plus non-empty levels.

@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from pyroaring import BitMap
 
 from schema_evolution.evolution import diff
 from schema_evolution.types import bigint, int_, string, varchar
@@ -237,20 +238,22 @@ def test_partition_filter_and_refusals(wh: str) -> None:
         ("descending", {1: "b", 2: "c", 3: "y", 4: "q"}),
     ],
 )
-def test_sequence_field_decides_as_before_compaction(wh: str, order: str, expected: dict[int, str]) -> None:
+@pytest.mark.parametrize("mow", [False, True], ids=["mor", "mow"])
+def test_sequence_field_decides_as_before_compaction(wh: str, order: str, expected: dict[int, str], mow: bool) -> None:
     from pypaimon_rust.datafusion import PaimonCatalog
 
-    Catalog(wh).create_table(
-        "db.t",
-        [("id", int_()), ("v", varchar(20)), ("ts", bigint())],
-        ["id"],
-        [],
-        {"changelog-producer": "input", "bucket": "1", "sequence.field": "ts", "sequence.field.sort-order": order},
-    )
+    options = {"changelog-producer": "input", "bucket": "1", "sequence.field": "ts", "sequence.field.sort-order": order}
+    if mow:
+        # MOW: the second commit's rows are lifted over the first's, which deletion vectors retire
+        # only where the newer row wins; otherwise the older row is what the output keeps.
+        options["deletion-vectors.enabled"] = "true"
+    Catalog(wh).create_table("db.t", [("id", int_()), ("v", varchar(20)), ("ts", bigint())], ["id"], [], options)
     commits = [
         [(1, "a", 10), (2, "c", 5), (3, "x", None), (4, "p", 7)],
         [(1, "b", 5), (2, "d", 10), (3, "y", 1), (4, "q", 7)],  # equal ts: the later write wins
     ]
+    # (more rows in the first commit, so that the compaction after the second one keeps its file)
+    commits[0] += [(i, "filler", 0) for i in range(100, 400)]
     for batch, rows in enumerate(commits):
         builder = PaimonCatalog({"warehouse": wh}).get_table("db.t").new_stream_write_builder()
         write = builder.with_commit_user(USER).new_write()
@@ -259,29 +262,83 @@ def test_sequence_field_decides_as_before_compaction(wh: str, order: str, expect
         arrays.append(pa.array([INSERT] * len(rows), pa.int8()))
         write.write_arrow(pa.RecordBatch.from_arrays(arrays, names=["id", "v", "ts", "_VALUE_KIND"]))
         assert builder.new_commit().filter_and_commit({batch: write.prepare_commit(True, batch)}) == 1
+        if mow:
+            assert compactor.compact(wh, {}, "db.t", COMPACTOR, batch).committed
 
     def values() -> dict[int, str]:
         rows = read_rust(wh, "db.t")
         assert [(r["id"], r["v"]) for r in rows] == [(r["id"], r["v"]) for r in read_pypaimon(wh, "db.t")]
-        return {r["id"]: r["v"] for r in rows}
+        return {r["id"]: r["v"] for r in rows if r["id"] < 100}
 
-    assert values() == expected  # the readers merge by sequence.field
+    assert values() == expected  # the readers merge by sequence.field (MOW: the compaction did)
+    if mow:
+        assert len(next(iter(_files(wh, "db.t").values()))) == 2 and _vectors(wh, "db.t")
     assert compactor.compact(wh, {}, "db.t", COMPACTOR, 2**63 - 1, full=True).committed
     assert len(next(iter(_files(wh, "db.t").values()))) == 1
     assert values() == expected  # and the compacted file keeps the same winners
 
 
-def test_mow_tables_show_each_commit_once_compacted_fully(wh: str) -> None:
-    # deletion-vectors.enabled: readers skip level 0 and do not merge the other levels, so a commit
-    # shows after its compaction, which must always be full (a minor request is made full).
-    _create(wh, {"bucket": "2", "deletion-vectors.enabled": "true"})
+def _vectors(wh: str, table: str) -> dict[store.BucketKey, dict[str, Any]]:
+    t = store.open_table(wh, {}, table)
+    by_bucket = store.vector_index_files(t, store.latest_snapshot(t))
+    return {k: store.read_vectors(t, k[0], k[1], v) for k, v in by_bucket.items()}
+
+
+@pytest.mark.parametrize("trigger", ["5", "2"])
+def test_mow_tables_mark_older_versions_in_deletion_vectors(wh: str, trigger: str) -> None:
+    # deletion-vectors.enabled: readers skip level 0 and merge nothing. After each commit the
+    # compaction lifts level 0 and marks the older version of every key it brings as deleted in a
+    # deletion vector, leaving the files above untouched (unless the universal rules pick them).
+    _create(wh, {"bucket": "2", "deletion-vectors.enabled": "true", "num-sorted-run.compaction-trigger": trigger})
     rng, ref = random.Random(3), Reference()
     shown: list[dict[str, Any]] = []
-    for batch in range(6):
-        _commit(wh, "db.t", batch, ref.changes(rng, 25, 40))
+    marked = 0
+    for batch in range(30):
+        _commit(wh, "db.t", batch, ref.changes(rng, 25, 60))
         _assert_reads(wh, "db.t", shown)  # the commit is not visible before its compaction
-        assert compactor.compact(wh, {}, "db.t", USER, batch, full=False).committed
+        assert compactor.compact(wh, {}, "db.t", USER, batch).committed
         shown = ref.expected()
         _assert_reads(wh, "db.t", shown)
-        for metas in _files(wh, "db.t").values():
-            assert {m.level for m in metas} == {5}
+        vectors = _vectors(wh, "db.t")
+        for key, metas in _files(wh, "db.t").items():
+            assert all(m.level > 0 for m in metas)
+            # a vector is only ever kept for a live file of its bucket, and within its rows
+            for name, bitmap in vectors.get(key, {}).items():
+                meta = next(m for m in metas if m.file_name == name)
+                assert len(bitmap) > 0 and max(bitmap) < meta.row_count
+        marked = max(marked, sum(len(b) for v in vectors.values() for b in v.values()))
+    assert marked > 0  # updates and deletes were applied as deletion vectors, not only rewrites
+    # A full compaction folds the vectors into the files it rewrites.
+    assert compactor.compact(wh, {}, "db.t", COMPACTOR, 2**63 - 1, full=True).committed
+    assert _vectors(wh, "db.t") == {}
+    _assert_reads(wh, "db.t", shown)
+
+
+def test_mow_compaction_over_replaced_vectors_is_a_lost_race(wh: str) -> None:
+    # Two compactions that read the same deletion vectors: the second to commit would drop the
+    # first one's deletions, so it is given up and its index file removed.
+    _create(wh, {"bucket": "1", "deletion-vectors.enabled": "true"})
+    _commit(wh, "db.t", 0, [(i, f"v{i}", INSERT) for i in range(10)])
+    assert compactor.compact(wh, {}, "db.t", USER, 0).committed
+    _commit(wh, "db.t", 1, [(1, "v1", UPDATE_BEFORE), (1, "x", UPDATE_AFTER)])
+    assert compactor.compact(wh, {}, "db.t", USER, 1).committed
+    table = store.open_table(wh, {}, "db.t")
+    (key, stale), *_ = store.vector_index_files(table, store.latest_snapshot(table)).items()
+    _commit(wh, "db.t", 2, [(2, "v2", DELETE)])
+    assert compactor.compact(wh, {}, "db.t", USER, 2).committed  # replaces the bucket's index file
+    late = store.write_vectors(table, key[0], key[1], {"some-file": BitMap([0])})
+    change = store.CompactChange(key[0], key[1], [], [], index_before=list(stale), index_after=[late])
+    result = store.commit_compaction(table, COMPACTOR, 3, [change])
+    assert not result.committed and "deletion vectors of bucket 0" in (result.conflict or "")
+    assert not table.file_io.exists(table.path_factory().bucket_index_path(key[0], key[1], late))
+    expected = [{"id": i, "v": "x" if i == 1 else f"v{i}"} for i in range(10) if i != 2]
+    _assert_reads(wh, "db.t", expected)
+
+
+def test_mow_with_ignore_delete_keeps_the_row_a_delete_would_remove(wh: str) -> None:
+    _create(wh, {"bucket": "1", "deletion-vectors.enabled": "true", "ignore-delete": "true"})
+    _commit(wh, "db.t", 0, [(1, "a", INSERT), (2, "b", INSERT)])
+    assert compactor.compact(wh, {}, "db.t", USER, 0).committed
+    _commit(wh, "db.t", 1, [(1, "a", DELETE), (2, "b", UPDATE_BEFORE), (2, "c", UPDATE_AFTER), (3, "d", INSERT)])
+    assert compactor.compact(wh, {}, "db.t", USER, 1).committed
+    _assert_reads(wh, "db.t", [{"id": 1, "v": "a"}, {"id": 2, "v": "c"}, {"id": 3, "v": "d"}])

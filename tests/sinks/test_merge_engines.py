@@ -27,6 +27,7 @@ from sinks.merge_engines import (
     partial_aggregators,
     partial_update,
 )
+from sinks.options import validate_table_options
 from tests.paimon_read import read_pypaimon, read_rust
 
 # --- single keys: Paimon's documented examples and Java's edge cases ---------------------------------
@@ -234,6 +235,15 @@ def test_options_refused_or_checked_as_paimon_does() -> None:
                 "fields.a.ignore-retract": "true",
             }
         )
+    # pypaimon-rust neither writes nor reads partial-update or aggregation tables with deletion vectors.
+    for engine in ("partial-update", "aggregation"):
+        with pytest.raises(
+            ValueError, match=f"deletion-vectors.enabled=true is not supported with merge-engine={engine}"
+        ):
+            validate_table_options({"merge-engine": engine, "deletion-vectors.enabled": "true"}, has_primary_key=True)
+    with pytest.raises(ValueError, match=r"deletion-vectors\.bitmap64=true is not supported"):
+        validate_table_options({"deletion-vectors.bitmap64": "true"}, has_primary_key=True)
+    validate_table_options({"merge-engine": "first-row", "deletion-vectors.enabled": "true"}, has_primary_key=True)
     # What a change stream (with -U/-D) needs, checked at start-up.
     assert "ignore-delete" in (
         MergeOptions.from_table_options({"merge-engine": "first-row"}).retraction_problem() or ""
