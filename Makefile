@@ -39,7 +39,7 @@ bench: $(STAMP) ## benchmarks vs a single-process floor and a naive peer (1M mes
 bench-maintenance: $(STAMP) ## read/commit time after 1,000 commits: no maintenance, MOR, COW, MOW, lookup, full-compaction changelog (~10 min)
 	$(PY) -m bench.maintenance
 
-bench-lookup: $(STAMP) ## lookup compaction per commit in 100k- and 1M-key buckets, with and without the file cache (~1 min)
+bench-lookup: $(STAMP) ## lookup and MOW compaction per commit in 100k- and 1M-key buckets, with and without the file cache (~2 min)
 	$(PY) -m bench.lookup
 
 bench-mysql: $(STAMP) ## MySQL snapshot rows/s and binlog rows/s vs pymysql / mysql-replication floors (~3 min)

@@ -7,8 +7,10 @@ One bucket is filled with N keys and fully compacted (one top-level file), then 
 commit. ``changelog-producer=lookup`` and the ``first-row`` engine both look each level-0 key up
 in the upper levels. Every configuration runs twice in the same process: with the worker's file
 cache at its default and with ``lookup.cache-max-memory-size=0`` (the floor: the upper level read
-at every commit). Reported: the median compaction time per commit. Results go to
-bench/results/lookup-<UTC time>.md.
+at every commit). MOW tables (``deletion-vectors.enabled=true``) look the keys up to mark their
+older rows in deletion vectors; they run a third time compacting the bucket fully after each
+commit, which is what lakecdc did for them before it wrote deletion vectors. Reported: the median
+compaction time per commit. Results go to bench/results/lookup-<UTC time>.md.
 """
 
 from __future__ import annotations
@@ -54,11 +56,14 @@ def _rows(ids: list[int], qty: list[int], kinds: list[int]) -> pa.RecordBatch:
     )
 
 
-def run(root: Path, engine: str, keys: int, commits: int, cache: bool) -> float:
-    """Median seconds of the compaction after each small commit."""
-    wh = str(root / f"{engine}-{keys}-{cache}")
-    options = {"bucket": "1", "merge-engine": engine}
-    options["changelog-producer"] = "none" if engine == "first-row" else "lookup"
+def run(root: Path, engine: str, keys: int, commits: int, cache: bool, full: bool = False) -> float:
+    """Median seconds of the compaction after each small commit (``engine`` "mow": deduplicate
+    with deletion vectors; ``full``: a full compaction after each commit)."""
+    wh = str(root / f"{engine}-{keys}-{cache}-{full}")
+    options = {"bucket": "1", "merge-engine": "deduplicate" if engine == "mow" else engine}
+    options["changelog-producer"] = {"first-row": "none", "mow": "input"}.get(engine, "lookup")
+    if engine == "mow":
+        options["deletion-vectors.enabled"] = "true"
     if not cache:
         options["lookup.cache-max-memory-size"] = "0"
     Catalog(wh).create_table("db.t", [("id", int_()), ("name", varchar(20)), ("qty", bigint())], ["id"], [], options)
@@ -77,7 +82,7 @@ def run(root: Path, engine: str, keys: int, commits: int, cache: bool) -> float:
             data = _rows(ids, [batch - 1 if i % 2 == 0 else batch for i in range(ROWS)], [1, 2] * (ROWS // 2))
         _commit(wh, batch, data)
         started = time.perf_counter()
-        compactor.compact(wh, {}, "db.t", "bench", batch, full=False)
+        compactor.compact(wh, {}, "db.t", "bench", batch, full=full)
         times.append(time.perf_counter() - started)
     return statistics.median(times)
 
@@ -107,6 +112,25 @@ def main() -> None:
                     f"| {label} | {keys:,} | {cached * 1000:.0f} | {floor * 1000:.0f} | {floor / cached:.2f}x |"
                 )
                 print(lines[-1], flush=True)
+        lines += [
+            "",
+            "MOW (`deletion-vectors.enabled=true`): the compaction after each commit lifts level 0 and marks the"
+            " older rows of its keys in deletion vectors; the floor compacts the bucket fully after each commit"
+            " (lakecdc's MOW before deletion vectors).",
+            "",
+            "| Table | Keys in the bucket | Deletion vectors (ms) | Same, no cache (ms) | Full compaction (ms) |"
+            " Full / deletion vectors |",
+            "|---|---|---|---|---|---|",
+        ]
+        for keys in args.keys:
+            cached = run(Path(tmp), "mow", keys, args.commits, True)
+            uncached = run(Path(tmp), "mow", keys, args.commits, False)
+            full = run(Path(tmp), "mow", keys, args.commits, True, full=True)
+            lines.append(
+                f"| MOW | {keys:,} | {cached * 1000:.0f} | {uncached * 1000:.0f} | {full * 1000:.0f} |"
+                f" {full / cached:.1f}x |"
+            )
+            print(lines[-1], flush=True)
     write_report(lines, "lookup-")
 
 

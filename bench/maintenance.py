@@ -8,8 +8,8 @@ updates over 20k keys, 2 buckets) goes into one table per mode:
 - none: no maintenance (what a table got before lakecdc compacted);
 - mor: Paimon's default universal compaction after each commit, plus snapshot expiry;
 - cow: ``full-compaction.delta-commits=1`` (one file per bucket after every commit), plus expiry;
-- mow: ``deletion-vectors.enabled=true`` (readers skip level 0; lakecdc compacts touched buckets
-  fully after every commit instead of writing deletion vectors), plus expiry;
+- mow: ``deletion-vectors.enabled=true`` (readers skip level 0 and merge nothing; level 0 lifted
+  after every commit, the older rows of its keys marked in deletion vectors), plus expiry;
 - lookup: ``changelog-producer=lookup`` (level 0 lifted after every commit, writing that commit's
   changelog from the bucket's upper levels), plus expiry;
 - full-changelog: ``changelog-producer=full-compaction`` with ``full-compaction.delta-commits=1``
