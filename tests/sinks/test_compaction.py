@@ -289,7 +289,11 @@ def test_mow_tables_mark_older_versions_in_deletion_vectors(wh: str, trigger: st
     # deletion-vectors.enabled: readers skip level 0 and merge nothing. After each commit the
     # compaction lifts level 0 and marks the older version of every key it brings as deleted in a
     # deletion vector, leaving the files above untouched (unless the universal rules pick them).
-    _create(wh, {"bucket": "2", "deletion-vectors.enabled": "true", "num-sorted-run.compaction-trigger": trigger})
+    from sinks import expire
+
+    retain = {"snapshot.num-retained.min": "2", "snapshot.num-retained.max": "4", "snapshot.time-retained": "1 ms"}
+    options = {"bucket": "2", "deletion-vectors.enabled": "true", "num-sorted-run.compaction-trigger": trigger}
+    _create(wh, {**options, **retain})
     rng, ref = random.Random(3), Reference()
     shown: list[dict[str, Any]] = []
     marked = 0
@@ -297,6 +301,7 @@ def test_mow_tables_mark_older_versions_in_deletion_vectors(wh: str, trigger: st
         _commit(wh, "db.t", batch, ref.changes(rng, 25, 60))
         _assert_reads(wh, "db.t", shown)  # the commit is not visible before its compaction
         assert compactor.compact(wh, {}, "db.t", USER, batch).committed
+        expire.expire_snapshots(wh, {}, "db.t")  # keeps the index files the kept snapshots read
         shown = ref.expected()
         _assert_reads(wh, "db.t", shown)
         vectors = _vectors(wh, "db.t")
@@ -308,6 +313,15 @@ def test_mow_tables_mark_older_versions_in_deletion_vectors(wh: str, trigger: st
                 assert len(bitmap) > 0 and max(bitmap) < meta.row_count
         marked = max(marked, sum(len(b) for v in vectors.values() for b in v.values()))
     assert marked > 0  # updates and deletes were applied as deletion vectors, not only rewrites
+    # Expiry removed the index files only expired snapshots read: those left are the kept ones'.
+    table = store.open_table(wh, {}, "db.t")
+    kept = {
+        f.file_name
+        for snapshot in table.snapshot_manager().list_snapshots()
+        for files in store.vector_index_files(table, snapshot).values()
+        for f in files
+    }
+    assert kept and {p.name for p in (Path(wh) / "db.db" / "t" / "index").iterdir()} == kept
     # A full compaction folds the vectors into the files it rewrites.
     assert compactor.compact(wh, {}, "db.t", COMPACTOR, 2**63 - 1, full=True).committed
     assert _vectors(wh, "db.t") == {}
