@@ -326,10 +326,16 @@ def plan(
         if wanted and partition not in wanted:
             continue
         lsm = [store.lsm_file(m) for m in metas]
-        if pick is pick_full and expiry is not None:
-            now = int(time.time())
-            expired = {m.file_name for m in metas if expiry.expired(store.min_value(table, m, expiry.time_field), now)}
-            unit: CompactUnit | None = pick_full(lsm, opts, expired)
+        if pick is pick_full:
+            # A bucket that is one top-level run already: Java's full compaction still rewrites its
+            # files that hold expired records or have a deletion vector.
+            rewrite = {name for f in vector_files.get((partition, bucket), ()) for name in f.dv_ranges or {}}
+            if expiry is not None:
+                now = int(time.time())
+                rewrite |= {
+                    m.file_name for m in metas if expiry.expired(store.min_value(table, m, expiry.time_field), now)
+                }
+            unit: CompactUnit | None = pick_full(lsm, opts, rewrite)
         else:
             unit = pick(lsm, opts)
         if unit is None:
