@@ -9,7 +9,7 @@ Arrow; combining values (partial-update, aggregation) goes row by row in Python 
 that have more than one row (most keys of a bucket have one, in its top level).
 
 Options are Paimon's own names. Anything Paimon offers that is not mirrored here (aggregate
-functions inside partial-update's sequence groups, aggregators such as ``collect`` or
+functions inside partial-update's sequence groups, aggregators such as ``merge_map``, ``rbm64`` or
 ``hll_sketch``) is refused by ``MergeOptions``, so a table is never compacted into something its
 readers would show differently.
 """
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyroaring import BitMap
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
 RETRACT = (UPDATE_BEFORE, DELETE)
@@ -39,7 +40,10 @@ IGNORE_DELETE_KEYS = (
 )
 # Aggregate functions mirrored here, and which of them Java lets take a retraction.
 RETRACTABLE = ("sum", "product", "last_value", "last_non_null_value", "collect")
-FUNCTIONS = (*RETRACTABLE, "max", "min", "first_value", "first_non_null_value", "listagg", "bool_and", "bool_or")
+FUNCTIONS = (
+    *RETRACTABLE,
+    *("max", "min", "first_value", "first_non_null_value", "listagg", "bool_and", "bool_or", "rbm32"),
+)
 _FIELD_SUFFIXES = ("aggregate-function", "ignore-retract", "list-agg-delimiter", "distinct", "sequence-group")
 
 
@@ -451,6 +455,26 @@ class _Bool(Aggregator):
         return (acc and value) if self.name == "bool_and" else (acc or value)
 
 
+class _Rbm32(Aggregator):
+    """Java's ``FieldRoaringBitmap32Agg`` on VARBINARY columns: the union of two serialized 32-bit
+    RoaringBitmaps (portable format, run-optimized as Java's ``RoaringBitmap32.serialize``)."""
+
+    name = "rbm32"
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc
+        try:
+            merged = BitMap.deserialize(acc) | BitMap.deserialize(value)
+        except (ValueError, TypeError, OverflowError):
+            raise ValueError(
+                f"column '{self.column}' (rbm32): a value is not a serialized 32-bit RoaringBitmap "
+                f"(portable format, as RoaringBitmap.serialize writes it)"
+            ) from None
+        merged.run_optimize()
+        return merged.serialize()
+
+
 class _Collect(Aggregator):
     """Java's ``FieldCollectAgg`` on ARRAY columns: the arrays concatenated, each element once with
     ``fields.<f>.distinct`` (first occurrences, in order, as pypaimon-rust keeps them); a
@@ -539,6 +563,10 @@ def aggregator(function: str, typ: pa.DataType, column: str, opts: MergeOptions)
         if not (pa.types.is_list(typ) or pa.types.is_large_list(typ)):
             raise ValueError(f"Data type for collect column '{column}' must be 'Array' but was '{typ}'.")
         agg = _Collect(column in opts.distinct)
+    elif function == "rbm32":
+        if not (pa.types.is_binary(typ) or pa.types.is_large_binary(typ)):
+            raise ValueError(f"Data type for roaring bitmap column '{column}' must be 'VarBinaryType' but was '{typ}'.")
+        agg = _Rbm32()
     elif function in ("bool_and", "bool_or"):
         if not pa.types.is_boolean(typ):
             raise ValueError(f"Data type for {function} column '{column}' must be 'BooleanType' but was '{typ}'.")

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from schema_evolution.types import array, bigint, boolean, decimal, double, float_, int_, string
+from schema_evolution.types import array, bigint, boolean, decimal, double, float_, int_, parse_type, string
 from sinks import compactor
 from sinks import paimon_store as store
 from sinks.catalog import Catalog
@@ -74,6 +74,48 @@ def test_aggregation_as_paimon_documents() -> None:
     schema = pa.schema([("price", pa.float64()), ("sales", pa.int64())])
     options = {"fields.price.aggregate-function": "max", "fields.sales.aggregate-function": "sum"}
     assert _agg(options, schema, [(1, INSERT, [23.0, 15]), (2, INSERT, [30.2, 20])]) == (2, INSERT, [30.2, 35])
+
+
+def test_rbm32_unions_bitmaps_and_both_readers_agree_before_and_after_compaction(tmp_path: Path) -> None:
+    from pypaimon_rust.datafusion import PaimonCatalog
+    from pyroaring import BitMap
+
+    schema = pa.schema([("b", pa.binary())])
+    options = {"fields.b.aggregate-function": "rbm32", "fields.b.ignore-retract": "true"}
+    rows = [(1, INSERT, [BitMap([1, 2]).serialize()]), (2, INSERT, [None]), (3, INSERT, [BitMap([2, 9]).serialize()])]
+    merged = _agg(options, schema, rows)
+    assert BitMap.deserialize(merged[2][0]) == BitMap([1, 2, 9])
+    with pytest.raises(ValueError, match="column 'b' \\(rbm32\\): a value is not a serialized"):
+        _agg(options, schema, [(1, INSERT, [b"\x01"]), (2, INSERT, [BitMap([1]).serialize()])])
+    with pytest.raises(ValueError, match="must be 'VarBinaryType'"):
+        _agg(options, pa.schema([("b", pa.string())]), rows)
+    # Written by pypaimon-rust over several commits, read merged by both readers, then compacted.
+    wh = str(tmp_path / "wh")
+    # (inserts only: pypaimon reads no ignore-retract)
+    table_options = {"bucket": "1", "merge-engine": "aggregation", "fields.b.aggregate-function": "rbm32"}
+    Catalog(wh).create_table("db.t", [("id", int_()), ("b", parse_type("VARBINARY(4096)"))], ["id"], [], table_options)
+    rng = random.Random(5)
+    expected: dict[int, BitMap] = {}
+    for batch in range(6):
+        ids = [rng.randrange(5) for _ in range(8)]
+        values = [BitMap(rng.sample(range(100_000), 3)) for _ in ids]
+        for i, v in zip(ids, values, strict=True):
+            expected[i] = expected.get(i, BitMap()) | v
+        builder = PaimonCatalog({"warehouse": wh}).get_table("db.t").new_stream_write_builder().with_commit_user(USER)
+        write = builder.new_write()
+        batch_rows = [pa.array(ids, pa.int32()), pa.array([v.serialize() for v in values], pa.binary())]
+        write.write_arrow(pa.RecordBatch.from_arrays([*batch_rows, pa.array([INSERT] * len(ids), pa.int8())],
+                                                     names=["id", "b", "_VALUE_KIND"]))  # fmt: skip
+        assert builder.new_commit().filter_and_commit({batch: write.prepare_commit(True, batch)}) == 1
+        if batch == 3:
+            assert compactor.compact(wh, {}, "db.t", "compactor", batch, full=True).committed
+
+    def bitmaps(rows: list[dict[str, Any]]) -> dict[int, BitMap]:
+        return {r["id"]: BitMap.deserialize(r["b"]) for r in rows}
+
+    assert bitmaps(read_rust(wh, "db.t")) == bitmaps(read_pypaimon(wh, "db.t")) == expected
+    assert compactor.compact(wh, {}, "db.t", "compactor", 99, full=True).committed
+    assert bitmaps(read_rust(wh, "db.t")) == bitmaps(read_pypaimon(wh, "db.t")) == expected
 
 
 def test_aggregation_retracts_and_functions() -> None:
