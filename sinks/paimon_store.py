@@ -84,10 +84,20 @@ def lsm_file(meta: Any) -> LsmFile:
     )
 
 
+def bucket_directory(table: Any, partition: tuple[Any, ...], bucket: int) -> str:
+    """A bucket's directory as Java and pypaimon-rust name it: partition values in Java's legacy
+    text (``partition.legacy-name``, on by default: a DATE is its day number, ``d=19723``) and
+    escaped as ``PartitionPathUtils`` does. pypaimon's plain ``bucket_path`` would give
+    ``d=2024-01-02``, a directory no other reader looks in."""
+    from pypaimon.utils.file_store_path_factory import canonical_data_file_path
+
+    return canonical_data_file_path(table, partition, bucket, "_").rsplit("/", 1)[0]
+
+
 def data_file_path(table: Any, partition: tuple[Any, ...], bucket: int, meta: Any) -> str:
     if meta.external_path:
         return str(meta.external_path)
-    return f"{table.path_factory().bucket_path(partition, bucket)}/{meta.file_name}"
+    return f"{bucket_directory(table, partition, bucket)}/{meta.file_name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +244,7 @@ def write_data_file(
 
     options = table.options
     name = f"{prefix or options.data_file_prefix() or 'data-'}{uuid.uuid4()}-0.parquet"
-    directory = table.path_factory().bucket_path(partition, bucket)
+    directory = bucket_directory(table, partition, bucket)
     path = f"{directory}/{name}"
     table.file_io.check_or_mkdirs(directory)
     compression = options.file_compression() or "zstd"
@@ -290,7 +300,7 @@ def write_append_files(
     from pypaimon.table.row.generic_row import GenericRow
 
     options = table.options
-    directory = table.path_factory().bucket_path(partition, bucket)
+    directory = bucket_directory(table, partition, bucket)
     table.file_io.check_or_mkdirs(directory)
     compression = options.file_compression() or "zstd"
     fields = list(table.table_schema.fields)
