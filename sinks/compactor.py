@@ -202,11 +202,11 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
         # Only the wanted keys' live rows are taken from each file (its vector applied), by position.
         older = []
         for t, f in zip(whole, task.lookup, strict=True):
-            found = dv.positions(t, wanted, keys)
+            found = BitMap(dv.positions(t, wanted, keys))
             old = vectors.get(f.file_name, BitMap())
-            older.append(t.take(pa.array([p for p in found.tolist() if p not in old], pa.int64())))
-            if found.size:
-                vectors[f.file_name] = old | BitMap(found)
+            older.append(t.take(pa.array(list(found - old), pa.int64())))
+            if found:
+                vectors[f.file_name] = old | found
         if expiry is not None:
             older = [o.filter(expiry.keep(o.column(expiry.time_field), now)) for o in older]
     else:
@@ -273,10 +273,6 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
     return store.CompactChange(task.partition, task.bucket, files, after, logs, index_before, index_after)
 
 
-def deletion_vectors(options: Mapping[str, str]) -> bool:
-    return str(options.get("deletion-vectors.enabled", "false")).strip().lower() == "true"
-
-
 def needs_level0_lifted(options: Mapping[str, str]) -> bool:
     """first-row tables: readers skip level 0, so new files show only once compaction lifts them."""
     return str(options.get("merge-engine", "deduplicate")).strip().lower() == "first-row"
@@ -305,7 +301,7 @@ def plan(
         return list(
             append_compactor.plan(table, identifier, warehouse, catalog_options, full=full, wanted=wanted, ages=ages)
         )
-    mow = deletion_vectors(options)
+    mow = dv.enabled(options)
     try:
         engine = MergeOptions.from_table_options(options)
     except ValueError as exc:

@@ -28,6 +28,11 @@ VERSION = 1
 MAGIC = 1581511376  # BitmapDeletionVector.MAGIC_NUMBER
 
 
+def enabled(options: Mapping[str, str]) -> bool:
+    """The table is MOW: ``deletion-vectors.enabled=true``."""
+    return str(options.get("deletion-vectors.enabled", "false")).strip().lower() == "true"
+
+
 @dataclass(frozen=True, slots=True)
 class VectorRange:
     """Where one data file's vector sits in an index file."""

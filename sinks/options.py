@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sinks import bucket_routing, lookup_cache
+from sinks import bucket_routing, deletion_vectors, lookup_cache
 from sinks.auto_tags import AutoTagOptions
 from sinks.lsm import CompactionOptions
 from sinks.merge_engines import MergeOptions
@@ -113,11 +113,7 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool, re
         raise ValueError(f"--table-conf: {exc}") from None
     if expiry is not None and not has_primary_key:
         raise ValueError("--table-conf record-level.expire-time applies to primary-key tables (give --primary-keys)")
-    if (
-        has_primary_key
-        and str(options.get("deletion-vectors.enabled", "false")).strip().lower() == "true"
-        and merge.engine in ("partial-update", "aggregation")
-    ):
+    if has_primary_key and deletion_vectors.enabled(options) and merge.engine in ("partial-update", "aggregation"):
         raise ValueError(
             f"--table-conf deletion-vectors.enabled=true is not supported with merge-engine={merge.engine}: "
             f"pypaimon-rust neither writes nor reads such tables; drop one of the two options"

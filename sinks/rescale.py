@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import structlog
 
-from sinks import compactor
+from sinks import compactor, deletion_vectors
 
 log = structlog.get_logger(__name__)
 
@@ -86,7 +86,7 @@ def rescale(
     finally:
         commit.close()
     table_options = after.schema().options()
-    if compactor.deletion_vectors(table_options) or compactor.needs_level0_lifted(table_options):
+    if deletion_vectors.enabled(table_options) or compactor.needs_level0_lifted(table_options):
         # Their readers skip level 0, where the rewrite put everything: compact now, or the table
         # would read empty until the writing job's next compaction.
         compactor.compact(warehouse, catalog_options, identifier, f"lakecdc-rescale-{uuid.uuid4()}", 2**63 - 1)
