@@ -28,6 +28,7 @@ from bench.results import write_report
 from bench.workload import _row, messages
 from deploy.local_kafka import LocalKafka
 from deploy.local_spark_cluster import LocalSparkCluster
+from ingest.job import LOCAL_DRIVER_JAVA_OPTIONS
 from ingest.settings import SyncSettings
 
 PARTITIONS = 4
@@ -251,7 +252,7 @@ def main() -> int:
             f"Machine: {os.cpu_count()} cores, {mem:.0f} GiB; Python {sys.version.split()[0]}; "
             f"{n:,} canal-json messages (~790 bytes, 10 columns, 50% insert / 40% update / 10% delete over "
             f"200k keys, {PARTITIONS} partitions; produced in {produce_s:.1f} s). lakecdc at its defaults "
-            f"({BATCH:,} messages per micro-batch, local-mode driver JVM with -XX:TieredStopAtLevel=1); the floor "
+            f"({BATCH:,} messages per micro-batch, local-mode driver JVM with {LOCAL_DRIVER_JAVA_OPTIONS}); the floor "
             f"commits every {BATCH:,} messages too. Seconds are the median of {args.runs} runs (range in brackets) "
             "for lakecdc on 2 cores and the floor, one run otherwise; memory comes from one more run sampled "
             "every 0.2 s (timed runs are not sampled).",

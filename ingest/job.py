@@ -67,6 +67,18 @@ def commit_user(checkpoint: str) -> str:
     return user
 
 
+# The local-mode driver JVM is the executor too, and it only moves chunks (large binary values)
+# between Python workers and its cache (~100 MiB live), README "Measured":
+# - C1 only: C2's optimising compiler spent 19 s of CPU per 1M-message run on the two cores the
+#   Python workers need (C1 only: start-up -3 s, steady state -12%).
+# - The serial collector from a 64 MiB heap with a 64 MiB young generation: G1 grew the heap to
+#   580-650 MiB committed (JDK 17 starts it at 1/64 of RAM and rarely gives memory back), serial keeps
+#   it near the live set: the JVM held ~600 MiB instead of 770-1040 MiB, the 1M-message command as fast.
+# - MetaspaceSize: Spark loads ~135 MiB of classes; the default 21 MiB threshold ran four full
+#   collections during start-up.
+LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms64m -Xmn64m -XX:MetaspaceSize=160m"
+
+
 def spark_session(settings: SyncSettings) -> Any:
     # Python workers must run the interpreter that runs lakecdc (it has the dependencies).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -82,11 +94,8 @@ def spark_session(settings: SyncSettings) -> Any:
         conf.setdefault("spark.driver.host", "127.0.0.1")
         conf.setdefault("spark.driver.bindAddress", "127.0.0.1")
         conf.setdefault("spark.ui.enabled", "false")
-        # In local mode the driver JVM is the executor too, and the JVM only moves chunks (large
-        # binary values) around: C2's optimising compiler then spends more CPU than it saves
-        # (measured on 2 cores: 19 s of JIT per 1M-message run; C1 only: start-up -3 s, steady
-        # state -12%, README "Measured"). A user's own driver options replace this default.
-        conf.setdefault("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+        # A user's own driver options replace this default.
+        conf.setdefault("spark.driver.extraJavaOptions", LOCAL_DRIVER_JAVA_OPTIONS)
     conf.setdefault("spark.sql.shuffle.partitions", str(max(os.cpu_count() or 2, 2)))
     conf.setdefault("spark.ui.showConsoleProgress", "false")
     conf.setdefault("spark.sql.streaming.stopGracefullyOnShutdown", "true")
