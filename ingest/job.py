@@ -19,7 +19,7 @@ from ingest.assembler import ParseSpec
 from ingest.kafka_source import KafkaCdcDataSource, KafkaSourceSpec
 from ingest.micro_batch import BatchStats, MicroBatchProcessor
 from ingest.mysql_client import MySqlConnection
-from ingest.mysql_source import MySqlCdcDataSource, MySqlSourceSpec, SnapshotRegistry
+from ingest.mysql_source import DEFAULT_CHUNK_SIZE, MySqlCdcDataSource, MySqlSourceSpec, SnapshotRegistry
 from ingest.mysql_ssl import SslSettings, applied_jdbc_properties
 from ingest.paimon_source import PaimonDataSource
 from ingest.routing import TableRouter
@@ -178,7 +178,7 @@ def mysql_source_spec(settings: SyncSettings, state_dir: str) -> MySqlSourceSpec
         # single one.
         server_id_range=max(1, int(last) - int(first)) if last else 64,
         server_time_zone=conf.get("server-time-zone", "UTC"),
-        chunk_size=int(conf.get("scan.incremental.snapshot.chunk.size", "8096")),
+        chunk_size=int(conf.get("scan.incremental.snapshot.chunk.size", str(DEFAULT_CHUNK_SIZE))),
         specific_position=(conf["scan.startup.specific-offset.file"], int(conf["scan.startup.specific-offset.pos"]))
         if conf.get("scan.startup.mode") == "specific-offset" and "scan.startup.specific-offset.file" in conf
         else None,

@@ -47,7 +47,7 @@ MYSQL_CONF_KEYS = {
     "scan.startup.specific-offset.pos": "binlog position for specific-offset",
     "scan.startup.specific-offset.gtid-set": "GTID set for specific-offset: start after these transactions "
     "(MySQL uuid:1-5 or MariaDB domain-server-seq)",
-    "scan.incremental.snapshot.chunk.size": "rows per snapshot chunk (default 8096)",
+    "scan.incremental.snapshot.chunk.size": "rows per snapshot chunk (default 32768; Flink CDC: 8096)",
     "scan.startup.timestamp-millis": "start time (epoch milliseconds) for scan.startup.mode=timestamp",
     "connect.timeout": "connection timeout, e.g. 30s",
     "debezium.include.schema.comments": "accepted: lakecdc always copies column and table comments",

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from formats.mysql_values import UTC, as_text, normalize, normalize_row, server_zone
+from formats.mysql_values import UTC, RowNormalizer, as_text, normalize, normalize_row, server_zone
 
 SHANGHAI = server_zone("Asia/Shanghai")
 
@@ -60,6 +60,43 @@ def test_time_beyond_a_day_and_fractions() -> None:
 
 def test_json_from_mysql_binary_json_uses_mysql_spacing() -> None:
     assert normalize({"a": [1, "b"]}, "json", UTC, True) == '{"a": [1, "b"]}'
+
+
+def test_years_below_1000_keep_four_digits() -> None:
+    # strftime wrote year 1 as "1-01-01 …", which Arrow's timestamp parser refuses
+    assert normalize(dt.datetime(1, 1, 1, 0, 0, 5), "datetime", UTC, True) == "0001-01-01 00:00:05"
+    assert normalize(dt.datetime(999, 12, 31, 23, 59, 59, 5), "timestamp(6)", server_zone("+08:00"), True) == (
+        "1000-01-01 07:59:59.000005"
+    )
+
+
+def test_row_normalizer_gives_normalize_for_every_value_and_column_order() -> None:
+    types = {column_type: column_type for column_type, *_ in SAME_ROW}
+    # values of every driver, bool and int subclasses, aware datetimes: the fast paths must agree
+    extra = [
+        ("int(11)", True),
+        ("tinyint(1)", False),
+        ("datetime(6)", dt.datetime(2020, 1, 1, 10, 0, tzinfo=SHANGHAI)),
+        ("timestamp(3)", dt.datetime(2020, 1, 1, 10, 0, tzinfo=UTC)),
+        ("json", None),
+    ]
+    rows = [{t: selected for t, selected, _, _ in SAME_ROW}, {t: binlog for t, _, binlog, _ in SAME_ROW}]
+    rows += [{**rows[0], t: v} for t, v in extra]
+    rows += [dict(reversed(list(row.items()))) for row in rows]  # another column order, same normalizer
+    for zone in (SHANGHAI, UTC):
+        for to_string in (False, True):
+            normalized = RowNormalizer(types, zone, True, to_string)
+            for row in rows:
+                expected = {
+                    name: as_text(normalize(v, types[name], zone, True), types[name])
+                    if to_string
+                    else normalize(v, types[name], zone, True)
+                    for name, v in row.items()
+                }
+                got = normalized(row)
+                assert got == expected and list(got) == list(row)
+    # a column the types do not name is TEXT
+    assert RowNormalizer({}, UTC, True)({"x": b"caf\xc3\xa9"}) == {"x": "café"}
 
 
 def test_rows_and_zones() -> None:
