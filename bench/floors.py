@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from ingest.assembler import ParseSpec, assemble
+from ingest.kafka_source import READER_PROPERTIES
 from ingest.routing import TableRouter
 from schema_evolution.arrow_types import to_arrow
 from sinks.catalog import Catalog
@@ -30,7 +31,14 @@ from sinks.writer import align
 def _consume_all(bootstrap: str, topic: str, partitions: int, total: int, batch: int = 10_000) -> Any:
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-floor", "enable.auto.commit": False})
+    # The same consumer settings as lakecdc's readers: the floor is this machine's best plain process.
+    props = {
+        **READER_PROPERTIES,
+        "bootstrap.servers": bootstrap,
+        "group.id": "bench-floor",
+        "enable.auto.commit": False,
+    }
+    consumer = Consumer(props)
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     seen = 0
     try:
