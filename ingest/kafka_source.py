@@ -365,13 +365,6 @@ def parse_specific_offsets(text: str) -> dict[int, int]:
     return out
 
 
-# librdkafka prefetches up to 64 MiB per consumer by default; a range reader only needs a few
-# fetches ahead. A smaller queue alone backs off fetch.queue.backoff.ms (1 s) whenever it is full,
-# so both are set: a 125k-message read against the bench's broker took 1.25-1.35 s instead of
-# 1.5 s, and the bench's command ~1 s less per 1M messages (README, Measured).
-READER_PROPERTIES: dict[str, Any] = {"queued.max.messages.kbytes": 16384, "fetch.queue.backoff.ms": 20}
-
-
 def fetch_range(
     properties: Mapping[str, str], r: KafkaRange, poll_timeout_s: float
 ) -> Iterator[tuple[bytes | None, bytes | None, int, int | None, int]]:
@@ -380,8 +373,6 @@ def fetch_range(
 
     props: dict[str, Any] = {**properties, "enable.auto.commit": False, "enable.partition.eof": False}
     props.setdefault("group.id", "lakecdc-reader")
-    for key, value in READER_PROPERTIES.items():
-        props.setdefault(key, value)  # a user's own properties win
     # An offset that is no longer in Kafka (retention) must stop the job, never be skipped silently.
     props["auto.offset.reset"] = "error"
     consumer = Consumer(props)
