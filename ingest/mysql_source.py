@@ -354,6 +354,7 @@ class _Tables:
         self._keys: dict[str, list[str]] = {}
         self._comments: dict[str, tuple[dict[str, str], str | None]] = {}
         self._schemas: dict[tuple[str, tuple[str, ...]], SourceSchema] = {}
+        self._normalizers: dict[tuple[str, tuple[str, ...]], mysql_values.RowNormalizer] = {}
 
     def refresh(self, database: str, table: str) -> None:
         name = f"{database}.{table}"
@@ -368,10 +369,12 @@ class _Tables:
         self._keys[name] = keys
         self._comments[name] = comments
         self._schemas = {k: v for k, v in self._schemas.items() if k[0] != name}
+        self._normalizers = {k: v for k, v in self._normalizers.items() if k[0] != name}
 
     def invalidate(self, name: str) -> None:
         self._types.pop(name, None)
         self._schemas = {k: v for k, v in self._schemas.items() if k[0] != name}
+        self._normalizers = {k: v for k, v in self._normalizers.items() if k[0] != name}
 
     def types(self, database: str, table: str) -> dict[str, str]:
         name = f"{database}.{table}"
@@ -405,6 +408,18 @@ class _Tables:
                 raise MySqlSourceError(f"table {name}: binlog rows name columns {missing} the table does not have")
             found = self.source_schema(database, table, columns)
             self._schemas[(name, columns)] = found
+        return found
+
+    def normalizer(self, database: str, table: str, columns: tuple[str, ...]) -> mysql_values.RowNormalizer:
+        """``RowNormalizer`` for row images with ``columns`` (binlog rows: naive UTC TIMESTAMPs)."""
+        key = (f"{database}.{table}", columns)
+        found = self._normalizers.get(key)
+        if found is None:
+            schema = self.schema(database, table, columns)
+            types = {name: typ or "TEXT" for name, typ in schema.fields}
+            zone = mysql_values.server_zone(self.spec.server_time_zone)
+            found = mysql_values.RowNormalizer(types, zone, True, _to_string(self.spec))
+            self._normalizers[key] = found
         return found
 
 
@@ -744,8 +759,6 @@ _DDL_TABLE = re.compile(
 
 
 def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.RecordBatch]:
-    zone = mysql_values.server_zone(spec.server_time_zone)
-    to_string = _to_string(spec)
     assembler = _assembler(spec, 1 << 20)
     counted = 0
     skipped: set[str] = set()
@@ -822,7 +835,6 @@ def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.Rec
                 if db_re.fullmatch(database) and table_re.fullmatch(table):
                     declare(database, table, ts, position)
 
-        normalizers: dict[int, tuple[SourceSchema, mysql_values.RowNormalizer]] = {}
         for op, database, table, before, after, position, ts in _binlog_rows(
             spec, part.start, part.end, spec.server_id, None, on_ddl, namer
         ):
@@ -853,14 +865,7 @@ def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.Rec
                     continue  # already in that chunk's snapshot rows
             columns = tuple(image)
             schema = tables.schema(database, table, columns)
-            # (the schema is kept beside its normalizer, so its id is not reused while cached)
-            cached = normalizers.get(id(schema))
-            if cached is None:
-                types = {name: typ or "TEXT" for name, typ in schema.fields}
-                if len(normalizers) >= 256:
-                    normalizers.clear()
-                cached = normalizers[id(schema)] = (schema, mysql_values.RowNormalizer(types, zone, True, to_string))
-            normalized = cached[1]
+            normalized = tables.normalizer(database, table, columns)
             event = DataChangeEvent(
                 op,
                 database,
