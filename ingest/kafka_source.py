@@ -40,7 +40,7 @@ from formats.errors import LakeCdcError, TransientError
 from ingest import logs
 from ingest.assembler import ParseSpec, assemble
 from ingest.routing import TableRouter
-from ingest.worker_memory import release_unused_memory
+from ingest.worker_memory import keep_pandas_out, release_unused_memory
 from sinks.chunks import CHUNK_DDL
 
 log = structlog.get_logger(__name__)
@@ -298,6 +298,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaRange)
         logs.configure_once()
+        keep_pandas_out()
         started = time.monotonic()
         cpu = time.process_time()
         messages = fetch_range(self.properties, partition, self.spec.poll_timeout_s)

@@ -66,7 +66,7 @@ from ingest.mysql_gtid import GtidSet
 from ingest.mysql_schema_history import SchemaHistory
 from ingest.mysql_ssl import SslSettings
 from ingest.routing import TableRouter
-from ingest.worker_memory import release_unused_memory
+from ingest.worker_memory import keep_pandas_out, release_unused_memory
 from schema_evolution.mysql_ddl import DdlError, TableDef, apply_ddl, base_type, member_values
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 from sinks.chunks import CHUNK_DDL
@@ -334,6 +334,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # ----- executor side ---------------------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         logs.configure_once()
+        keep_pandas_out()
         with GcPaused():
             if isinstance(partition, ChunkPartition):
                 yield from read_chunk(self.spec, partition)

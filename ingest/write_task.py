@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from ingest import logs
-from ingest.worker_memory import release_unused_memory
+from ingest.worker_memory import keep_pandas_out, release_unused_memory
 from sinks.writer import WriteContext, write_chunks
 
 
@@ -17,5 +17,6 @@ def write_task(batches: Iterator[pa.RecordBatch], ctx: WriteContext) -> Iterator
     """The mapInArrow function of a micro-batch's write (Spark's Python workers never ran the CLI's
     set-up, so logging is configured here)."""
     logs.configure_once()
+    keep_pandas_out()
     yield from write_chunks(batches, ctx)
     release_unused_memory()
