@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from ingest.assembler import ParseSpec, assemble
+from ingest.kafka_source import READER_DEFAULTS
 from ingest.routing import TableRouter
 from schema_evolution.arrow_types import to_arrow
 from sinks.catalog import Catalog
@@ -30,13 +31,11 @@ from sinks.writer import align
 def _consume_all(bootstrap: str, topic: str, partitions: int, total: int, batch: int = 10_000) -> Any:
     from confluent_kafka import Consumer, TopicPartition
 
-    # The floor is this machine's best plain process: a 16 MiB prefetch queue (librdkafka's 64 MiB
-    # default made this loop ~17% slower: 1M messages in 14.1-14.5 s instead of 11.9-12.1 s), with a
-    # short queue backoff (the default 1 s stalls a full small queue). lakecdc's readers keep
-    # librdkafka's defaults: these settings raised its peak memory past 2 GB (README, Measured).
+    # The floor reads as lakecdc's readers do: a 16 MiB prefetch queue (librdkafka's 64 MiB default
+    # made this loop ~17% slower: 1M messages in 14.1-14.5 s instead of 11.9-12.1 s), with a short
+    # queue backoff (the default 1 s stalls a full small queue).
     props = {
-        "queued.max.messages.kbytes": 16384,
-        "fetch.queue.backoff.ms": 20,
+        **READER_DEFAULTS,
         "bootstrap.servers": bootstrap,
         "group.id": "bench-floor",
         "enable.auto.commit": False,
