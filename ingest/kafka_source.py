@@ -113,6 +113,32 @@ class KafkaRange(InputPartition):
     value: Any = field(default=None, compare=False)
 
 
+@dataclass
+class RangeGroup(InputPartition):
+    """Ranges one read task reads one after the other, in order: a micro-batch over many partitions
+    with few messages each costs a few tasks, not a task (and a consumer) per partition."""
+
+    ranges: tuple[KafkaRange, ...]
+    value: Any = field(default=None, compare=False)
+
+
+def group_ranges(ranges: list[KafkaRange], target: int) -> list[RangeGroup]:
+    """Consecutive ranges packed into groups of up to ``target`` messages (a longer range is a group
+    of its own). Groups keep the ranges' order, so a partition's ranges stay in offset order across
+    groups, which is the order the write tasks read them in."""
+    groups: list[list[KafkaRange]] = []
+    size = 0
+    for r in ranges:
+        n = r.end - r.start
+        if groups and size + n <= target:
+            groups[-1].append(r)
+            size += n
+        else:
+            groups.append([r])
+            size = n
+    return [RangeGroup(tuple(g)) for g in groups]
+
+
 def kafka_properties(options: Mapping[str, str]) -> dict[str, str]:
     return {k[len("kafka.") :]: v for k, v in options.items() if k.startswith("kafka.")}
 
@@ -286,35 +312,36 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             split = max(int(fixed), 1)
         else:
             split = max(_MIN_SPLIT, math.ceil(total / max(self.spec.min_partitions, 1))) if total else 1
-        out: list[InputPartition] = []
+        out: list[KafkaRange] = []
         for topic, p, s, e in ranges:
             cur = s
             while cur < e:
                 nxt = e if e - cur < split * 1.5 else cur + split
                 out.append(KafkaRange(topic, p, cur, nxt))
                 cur = nxt
-        return out
+        return list(group_ranges(out, split))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, KafkaRange)
+        assert isinstance(partition, RangeGroup)
         logs.configure_once()
         keep_pandas_out()
-        started = time.monotonic()
-        cpu = time.process_time()
-        messages = fetch_range(self.properties, partition, self.spec.poll_timeout_s)
-        if self.spec.parse is None:
-            yield from _raw_batches(partition, messages)
-        else:
-            yield from assemble(self.spec.parse, partition.topic, partition.partition, messages)
+        for r in partition.ranges:
+            started = time.monotonic()
+            cpu = time.process_time()
+            messages = fetch_range(self.properties, r, self.spec.poll_timeout_s)
+            if self.spec.parse is None:
+                yield from _raw_batches(r, messages)
+            else:
+                yield from assemble(self.spec.parse, r.topic, r.partition, messages)
+            log.debug(
+                "range read",
+                topic=r.topic,
+                partition=r.partition,
+                messages=r.end - r.start,
+                seconds=round(time.monotonic() - started, 3),
+                cpu_seconds=round(time.process_time() - cpu, 3),
+            )
         release_unused_memory()
-        log.debug(
-            "range read",
-            topic=partition.topic,
-            partition=partition.partition,
-            messages=partition.end - partition.start,
-            seconds=round(time.monotonic() - started, 3),
-            cpu_seconds=round(time.process_time() - cpu, 3),
-        )
 
     def commit(self, end: dict) -> None:
         # Offsets live in the checkpoint; committing them to the consumer group too lets Kafka

@@ -123,7 +123,8 @@ class MicroBatchProcessor:
             ctx = WriteContext(self.warehouse, self.catalog_options, self.commit_user, batch_id, layouts, routings)
             data = df.where(F.col("rows") > 0)
             # Write tasks read the cached chunks of their table in input-partition order, which is
-            # Kafka order within each partition (ranges are planned in offset order): source order
+            # Kafka order within each partition (ranges are planned and grouped into read tasks in
+            # offset order, kafka_source.group_ranges): source order
             # without a shuffle or a sort. A large table's batch gets one task per writer group, each
             # writing its own buckets (bucket_routing); the others one task.
             per_table = [
