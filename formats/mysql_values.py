@@ -115,6 +115,7 @@ def column_normalizer(column_type: str, zone: dt.tzinfo, timestamps_in_utc: bool
     shift = base == "TIMESTAMP" and timestamps_in_utc and zone is not UTC
     text_bytes = base in _TEXT_BASES
     binary_width = _bits(column_type) if base == "BINARY" else 0
+    members = _set_members(column_type)
 
     def general(value: Any) -> Any:
         if isinstance(value, bool):
@@ -139,7 +140,6 @@ def column_normalizer(column_type: str, zone: dt.tzinfo, timestamps_in_utc: bool
             return _time_text(value)
         if isinstance(value, set | frozenset | list | tuple):
             # A SET's members in the column's definition order (the binlog gives an unordered set).
-            members = _set_members(column_type)
             chosen = set(value)
             ordered = [m for m in members if m in chosen] or sorted(chosen)
             return ",".join(ordered)
