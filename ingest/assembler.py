@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from formats import canal, get_parser, mysql_values
-from formats.canal_bulk import BulkDecoder, PlainRows
+from formats.canal_bulk import BulkDecoder, Lane, PlainRows
 from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
 from ingest.routing import TableRouter
@@ -25,6 +25,7 @@ from schema_evolution.type_mapping import parse_type_mapping
 from sinks.chunks import (
     CHUNK_SCHEMA,
     DEFAULT_CHUNK_ROWS,
+    KIND_CODES,
     VALUE_KIND,
     ChunkBuilder,
     MetadataSpec,
@@ -47,7 +48,7 @@ class ParseSpec:
     metadata_prefix: str = ""
     computed_columns: tuple[str, ...] = ()
     metadata_not_null: bool = False
-    # canal-json's bulk path for plain DML (same results, see ChunkBuilder.add_rows); off in tests
+    # canal-json's bulk path for plain DML (same results, see formats.canal_bulk); off in tests
     # that compare both paths
     bulk_path: bool = True
     # --catalog-conf case-sensitive=false: column and key names in lower case, computed columns'
@@ -63,7 +64,6 @@ class ChunkAssembler:
     topic: str
     partition: int
     notes: ConversionNotes = field(default_factory=ConversionNotes)
-    messages: int = 0
 
     def __post_init__(self) -> None:
         # The MySQL source parses its rows itself and calls add_events.
@@ -87,6 +87,10 @@ class ChunkAssembler:
             and self._metadata is None
             else None
         )
+        # The bulk path's lane into the chunk its last message went to (``formats.canal_bulk.Lane``),
+        # while that chunk is open.
+        self._lane: Lane | None = None
+        self._lane_builder: ChunkBuilder | None = None
         self._ready: list[dict[str, Any]] = []
         self._seq = 0
         # per (source schema, source table): the chunk schema as built, with the computed columns
@@ -99,7 +103,16 @@ class ChunkAssembler:
     def add(
         self, value: bytes | None, key: bytes | None, offset: int, timestamp_ms: int | None, ts_type: int = 0
     ) -> None:
-        self.messages += 1
+        lane = self._lane
+        if lane is not None and value is not None:
+            taken = lane.take(value, offset)
+            if taken:
+                builder = self._lane_builder
+                assert builder is not None
+                builder.events += taken
+                if len(builder.kinds) >= self._chunk_rows:
+                    self._flush(builder.table)
+                return
         bulk = self._bulk
         if bulk is not None and value is not None:
             plain = bulk.decode(value)
@@ -130,7 +143,10 @@ class ChunkAssembler:
                 self._flush(target)
             position = SourcePosition(self.topic, self.partition, offset)
             builder = self._open(target, plain.source, plain.database, plain.table, position)
-        builder.add_rows(plain.op, plain.after, plain.before, offset)
+        assert self._bulk is not None
+        lane = self._bulk.lane(plain, builder.rows, builder.kinds, builder.offsets, KIND_CODES)
+        builder.events += lane.add(plain.op, plain.after, plain.before, offset)
+        self._lane, self._lane_builder = lane, builder
         if len(builder.kinds) >= self._chunk_rows:
             self._flush(target)
 
@@ -249,6 +265,8 @@ class ChunkAssembler:
 
     def _flush(self, target: str) -> None:
         builder = self._builders.pop(target)
+        if builder is self._lane_builder:
+            self._lane = self._lane_builder = None
         if not len(builder):
             return
         batch = builder.to_batch(self.notes)

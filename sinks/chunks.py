@@ -18,6 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from formats.canal_bulk import KindCodes
 from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
 from schema_evolution.arrow_types import to_arrow
@@ -31,7 +32,8 @@ from sinks.layout import RecordSchema
 # Paimon's row kinds as the byte pypaimon-rust reads from the ``_VALUE_KIND`` column.
 VALUE_KIND = "_VALUE_KIND"
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
-_UPDATE_PAIR = [UPDATE_BEFORE, UPDATE_AFTER]
+# what canal-json's bulk path appends to a builder's ``kinds``
+KIND_CODES = KindCodes(INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)
 ROW_KIND_NAMES = {INSERT: "+I", UPDATE_BEFORE: "-U", UPDATE_AFTER: "+U", DELETE: "-D"}
 
 # One Spark row per chunk. ``topic, kafka_partition, first_offset, seq`` order a table's chunks
@@ -168,27 +170,9 @@ class ChunkBuilder:
     timestamps: list[int | None] = field(default_factory=list)
     # per row image, when metadata columns are asked for: (timestamp_ms, timestamp_type, event)
     meta_rows: list[tuple[int | None, int, DataChangeEvent]] = field(default_factory=list)
-    # rows given as dicts (``add``); the others are tuples in source column order (``add_rows``)
+    # rows given as dicts (``add``); the others are tuples in source column order (canal-json's
+    # bulk path appends those, ``formats.canal_bulk.Lane``)
     dict_rows: int = 0
-
-    def add_rows(self, op: Op, after: list[tuple[Any, ...]], before: list[tuple[Any, ...]] | None, offset: int) -> None:
-        """Append the row images of one message, each a tuple in the order of ``source``'s columns,
-        without per-row events: the same row kinds as ``add`` gives (an update's ``before[i]`` is
-        the complete before image of ``after[i]``). Not for chunks with metadata or computed columns."""
-        n = len(after)
-        self.events += n
-        if op is Op.UPDATE:
-            assert before is not None
-            rows, kinds = self.rows, self.kinds
-            for b, a in zip(before, after, strict=True):
-                rows.append(b)
-                rows.append(a)
-            kinds.extend(_UPDATE_PAIR * n)
-            self.offsets.extend([offset] * (2 * n))
-        else:
-            self.rows.extend(after)
-            self.kinds.extend([INSERT if op is Op.INSERT else DELETE] * n)
-            self.offsets.extend([offset] * n)
 
     def add(self, event: DataChangeEvent, offset: int, timestamp_ms: int | None = None, ts_type: int = 0) -> None:
         self.events += 1

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from formats.canal import parse
-from formats.canal_bulk import BulkDecoder
+from formats.canal_bulk import BulkDecoder, KindCodes, PlainRows
 from formats.errors import SourcePosition
 from formats.events import DataChangeEvent, MessageContext, Op
 from tests.conftest import ROOT, sample_messages
@@ -53,3 +55,46 @@ def test_rows_of_a_shard_share_the_decoder_and_schema() -> None:
     assert a is not None and b is not None
     assert (a.table, b.table) == ("t", "t_shard")
     assert a.source is b.source
+
+
+CODES = KindCodes(insert=0, update_before=1, update_after=2, delete=3)
+
+
+def _expected(rows: PlainRows, offset: int) -> tuple[list[Any], list[int], list[int]]:
+    """What appending ``decode``'s images gives: updates as before/after pairs."""
+    if rows.op is Op.UPDATE:
+        assert rows.before is not None
+        images = [image for pair in zip(rows.before, rows.after, strict=True) for image in pair]
+        kinds = [CODES.update_before, CODES.update_after] * len(rows.after)
+    else:
+        images = list(rows.after)
+        kinds = [CODES.insert if rows.op is Op.INSERT else CODES.delete] * len(rows.after)
+    return images, kinds, [offset] * len(images)
+
+
+def test_a_lane_appends_what_decode_gives_and_nothing_where_it_declines() -> None:
+    decoder = _learned()
+    first = decoder.decode(EDGES[0])  # table t, its usual columns and types
+    assert first is not None
+    rows: list[Any] = []
+    kinds: list[int] = []
+    offsets: list[int] = []
+    lane = decoder.lane(first, rows, kinds, offsets, CODES)
+    taken = []
+    for offset, value in enumerate(EDGES):
+        before = (len(rows), len(kinds), len(offsets))
+        n = lane.take(value, offset)
+        if not n:
+            assert (len(rows), len(kinds), len(offsets)) == before, f"message {offset} declined but appended"
+            continue
+        taken.append(offset)
+        # a message the lane takes is one decode takes, with the same images
+        expected = decoder.decode(value)
+        assert expected is not None and expected.table == "t" and expected.source is first.source
+        assert n == len(expected.after)
+        assert (rows[before[0] :], kinds[before[1] :], offsets[before[2] :]) == _expected(expected, offset)
+    # two rows at once, updates (null and unchanged old columns), absent columns, text escapes, a
+    # two-row update, a delete; not numbers, unknown columns, other types, keys or column order,
+    # other tables or shards, DDL, empty data
+    assert taken == [0, 1, 2, 3, 7, 17, 18]
+    assert lane.take(b"not json", 99) == 0
