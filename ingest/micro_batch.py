@@ -82,7 +82,7 @@ class MicroBatchProcessor:
         bound = log.bind(batch=batch_id)
         # Deserialized: PySpark's MEMORY_AND_DISK is the *serialized* level (StorageLevel(True, True,
         # False, False)), so every chunk was Java-serialized into the cache and deserialized again by
-        # each of the batch's reads (the plan's collect and every writer group): ~3.5 s of JVM CPU
+        # each of the batch's reads (the plan's collect and every writer group): ~3-3.5 s of JVM CPU
         # and many full collections per 1M bench messages (README, Measured).
         df = df.persist(StorageLevel.MEMORY_AND_DISK_DESER)
         try:
