@@ -20,7 +20,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -299,7 +299,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def reportLatestOffset(self) -> dict | None:
         return None
 
-    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         ranges: list[tuple[str, int, int, int]] = []
         for topic, parts in end.items():
             for p, e in parts.items():
@@ -319,7 +319,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 nxt = e if e - cur < split * 1.5 else cur + split
                 out.append(KafkaRange(topic, p, cur, nxt))
                 cur = nxt
-        return list(group_ranges(out, split))
+        return group_ranges(out, split)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, RangeGroup)
