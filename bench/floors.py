@@ -17,15 +17,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from ingest.assembler import ParseSpec, assemble
-from ingest.kafka_source import READER_DEFAULTS
-from ingest.routing import TableRouter
+from ingest.kafka.source import READER_DEFAULTS
+from ingest.pipeline.assembler import ParseSpec, assemble
+from ingest.pipeline.routing import TableRouter
 from schema_evolution.arrow_types import to_arrow
-from sinks.catalog import Catalog
-from sinks.chunks import deserialize_batch
 from sinks.layout import RecordSchema
-from sinks.options import DEFAULT_PK_OPTIONS
-from sinks.writer import align
+from sinks.table.catalog import Catalog
+from sinks.table.options import DEFAULT_PK_OPTIONS
+from sinks.write.chunk_format import deserialize_batch
+from sinks.write.writer import align
 
 
 def _consume_all(bootstrap: str, topic: str, partitions: int, total: int, batch: int = 10_000) -> Any:

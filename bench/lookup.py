@@ -26,8 +26,8 @@ import pyarrow as pa
 
 from bench.results import write_report
 from schema_evolution.types import bigint, int_, varchar
-from sinks import compactor, lookup_cache
-from sinks.catalog import Catalog
+from sinks.compaction import compactor, lookup_cache
+from sinks.table.catalog import Catalog
 
 ROWS = 200
 

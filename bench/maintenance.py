@@ -35,9 +35,10 @@ import pyarrow as pa
 
 from bench.results import write_report
 from schema_evolution.types import bigint, int_, varchar
-from sinks import compactor, expire
-from sinks import paimon_store as store
-from sinks.catalog import Catalog
+from sinks.compaction import compactor
+from sinks.lifecycle import expire
+from sinks.store import paimon_store as store
+from sinks.table.catalog import Catalog
 
 KEYS = 20_000
 MODES: dict[str, dict[str, str]] = {

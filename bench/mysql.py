@@ -28,7 +28,7 @@ from pathlib import Path
 
 from bench.results import write_report
 from deploy.local_mariadb import ROOT_PASSWORD, LocalMariaDB
-from ingest.mysql_client import MySqlConnection, connect, master_status
+from ingest.mysql.client import MySqlConnection, connect, master_status
 
 ROOT = Path(__file__).resolve().parent.parent
 DDL = """CREATE TABLE {t} (

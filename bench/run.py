@@ -28,8 +28,8 @@ from bench.results import write_report
 from bench.workload import _row, messages
 from deploy.local_kafka import LocalKafka
 from deploy.local_spark_cluster import LocalSparkCluster
+from ingest.cli.settings import SyncSettings
 from ingest.job import LOCAL_DRIVER_JAVA_OPTIONS
-from ingest.settings import SyncSettings
 
 PARTITIONS = 4
 BATCH = SyncSettings.model_fields["max_offsets_per_trigger"].default  # messages per micro-batch

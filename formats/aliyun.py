@@ -47,7 +47,6 @@ from typing import Any
 
 import orjson
 
-from formats.errors import MalformedMessage, SourcePosition
 from formats.events import (
     ChangeEvent,
     DataChangeEvent,
@@ -58,6 +57,7 @@ from formats.events import (
     TypeSystem,
 )
 from formats.jsonutil import load_object, optional, require
+from schema_evolution.errors import MalformedMessage, SourcePosition
 
 FORMAT = "aliyun-json"
 

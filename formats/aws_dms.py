@@ -29,10 +29,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from formats.errors import MalformedMessage, SourcePosition
 from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op
 from formats.jsonutil import load_object, require
 from formats.string_schema import string_schema
+from schema_evolution.errors import MalformedMessage, SourcePosition
 
 FORMAT = "aws-dms-json"
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from formats.errors import MalformedMessage
 from formats.events import (
     ChangeEvent,
     DataChangeEvent,
@@ -24,6 +23,7 @@ from formats.events import (
     TypeSystem,
 )
 from formats.jsonutil import load_object, optional, require
+from schema_evolution.errors import MalformedMessage
 
 FORMAT = "canal-json"
 

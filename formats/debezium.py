@@ -40,10 +40,10 @@ from typing import Any
 
 import orjson
 
-from formats.errors import MalformedMessage, SourcePosition, UnsupportedChange
 from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SchemaChangeEvent, SourceSchema, TypeSystem
 from formats.jsonutil import load_object, optional
 from schema_evolution.debezium_types import ColumnPlan, plan_column
+from schema_evolution.errors import MalformedMessage, SourcePosition, UnsupportedChange
 
 FORMAT = "debezium-json"
 

@@ -2,7 +2,7 @@
 
 Modelled on flink-cdc's ``DataChangeEvent(before, after, op, meta)``: one event per changed row,
 carrying the before and after images as the source saw them. How an update becomes Paimon row
-kinds (-U/+U) is decided in exactly one place, ``sinks.chunks``; parsers never think in row kinds.
+kinds (-U/+U) is decided in exactly one place, ``sinks.write.chunk_format``; parsers never think in row kinds.
 
 Events are created at hundreds of thousands per second, so they are slotted, frozen, and share
 their ``SourceSchema`` object between all rows of one message.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from formats.errors import SourcePosition
+from schema_evolution.errors import SourcePosition
 
 
 class Op(Enum):

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from formats.errors import MalformedMessage, SourcePosition
+from schema_evolution.errors import MalformedMessage, SourcePosition
 
 
 def load_object(fmt: str, value: bytes | None, position: SourcePosition | None) -> dict[str, Any]:

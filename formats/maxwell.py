@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from formats.errors import MalformedMessage, SourcePosition
 from formats.events import (
     ChangeEvent,
     DataChangeEvent,
@@ -38,6 +37,7 @@ from formats.events import (
 )
 from formats.jsonutil import load_object, optional, require
 from formats.string_schema import string_schema
+from schema_evolution.errors import MalformedMessage, SourcePosition
 
 FORMAT = "maxwell-json"
 

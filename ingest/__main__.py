@@ -2,6 +2,6 @@
 
 import sys
 
-from ingest.cli import main
+from ingest.cli.main import main
 
 sys.exit(main())

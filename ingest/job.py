@@ -14,21 +14,21 @@ from typing import Any
 import structlog
 
 from formats import mysql_values
-from formats.errors import LakeCdcError
-from ingest.assembler import ParseSpec
-from ingest.kafka_source import KafkaCdcDataSource, KafkaSourceSpec
-from ingest.micro_batch import BatchStats, MicroBatchProcessor
-from ingest.mysql_client import MySqlConnection
-from ingest.mysql_source import DEFAULT_CHUNK_SIZE, MySqlCdcDataSource, MySqlSourceSpec, SnapshotRegistry
-from ingest.mysql_ssl import SslSettings, applied_jdbc_properties
-from ingest.paimon_source import PaimonDataSource
-from ingest.routing import TableRouter
-from ingest.settings import SyncSettings, normalise_interval
-from ingest.worker_warmup import start_warming
+from ingest.cli.settings import SyncSettings, normalise_interval
+from ingest.kafka.source import KafkaCdcDataSource, KafkaSourceSpec
+from ingest.mysql.client import MySqlConnection
+from ingest.mysql.source import DEFAULT_CHUNK_SIZE, MySqlCdcDataSource, MySqlSourceSpec, SnapshotRegistry
+from ingest.mysql.ssl import SslSettings, applied_jdbc_properties
+from ingest.paimon.source import PaimonDataSource
+from ingest.pipeline.assembler import ParseSpec
+from ingest.pipeline.routing import TableRouter
+from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor
+from ingest.workers.warmup import start_warming
+from schema_evolution.errors import LakeCdcError
 from schema_evolution.type_mapping import parse_type_mapping
-from sinks.catalog import Catalog
 from sinks.local_files import write_atomically
-from sinks.tables import TablePolicy, TablePreparer
+from sinks.table.catalog import Catalog
+from sinks.table.prepare import TablePolicy, TablePreparer
 
 log = structlog.get_logger(__name__)
 
@@ -223,8 +223,8 @@ def run(settings: SyncSettings) -> JobResult:
     )
     spark = spark_session(settings)
     parallelism = spark.sparkContext.defaultParallelism
-    source_module = "ingest.mysql_source" if settings.action.startswith("mysql") else "ingest.kafka_source"
-    start_warming(spark, (source_module, "ingest.write_task", "pypaimon_rust.datafusion"))
+    source_module = "ingest.mysql.source" if settings.action.startswith("mysql") else "ingest.kafka.source"
+    start_warming(spark, (source_module, "ingest.streaming.write_task", "pypaimon_rust.datafusion"))
     if settings.action.startswith("mysql"):
         applied = {f"jdbc.properties.{k}" for k in applied_jdbc_properties()}
         ignored = sorted(k for k in settings.mysql_conf if k.startswith("jdbc.properties.") and k not in applied)

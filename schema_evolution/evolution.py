@@ -1,7 +1,7 @@
 """Schema evolution as pure rules: a diff of a record's schema against the table's, and a verdict
 per changed column, ported from Apache Paimon's CDC ``canConvert``.
 
-The applier (the only code that talks to a catalog) is ``sinks.catalog``; everything here is a
+The applier (the only code that talks to a catalog) is ``sinks.table.catalog``; everything here is a
 function of its arguments.
 """
 

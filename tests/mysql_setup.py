@@ -62,8 +62,8 @@ def load_paimon_script(server: LocalMariaDB, name: str, session_zone: str | None
 def sync_database(db: LocalMariaDB, warehouse: str, database: str, **extra: Any) -> None:
     """``mysql-sync-database`` as Paimon's ITCases run it: into ``default``, on one checkpoint, with
     2 buckets (getBasicTableConfig() picks a random bucket number), once ``--available-now``."""
+    from ingest.cli.settings import SyncSettings
     from ingest.job import run
-    from ingest.settings import SyncSettings
 
     conf = paimon_conf(db, database, **extra.pop("mysql_conf", {}))
     run(

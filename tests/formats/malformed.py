@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from formats.errors import MalformedMessage
 from formats.events import MessageContext
+from schema_evolution.errors import MalformedMessage
 
 
 def assert_malformed(

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from formats.aliyun import FORMAT, parse
-from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, Op, SchemaChangeEvent, TypeSystem
+from ingest.pipeline.chunk_builder import record_schema
 from schema_evolution.conversion import convert_column
+from schema_evolution.errors import MalformedMessage, SourcePosition
 from schema_evolution.mysql_types import mysql_to_paimon
-from sinks.chunks import record_schema
 from tests.conftest import SAMPLES
 from tests.formats.malformed import assert_malformed
 

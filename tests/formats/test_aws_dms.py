@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from formats.aws_dms import FORMAT, parse
-from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, Op, TypeSystem
+from schema_evolution.errors import MalformedMessage, SourcePosition
 from tests.conftest import SAMPLES, sample_messages
 from tests.formats.malformed import assert_malformed
 

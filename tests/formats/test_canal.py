@@ -8,8 +8,8 @@ import pytest
 
 from formats import get_parser
 from formats.canal import FORMAT, parse
-from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, Op, SchemaChangeEvent, TypeSystem
+from schema_evolution.errors import MalformedMessage, SourcePosition
 from tests.conftest import SAMPLES, sample_messages
 from tests.formats.malformed import assert_malformed
 

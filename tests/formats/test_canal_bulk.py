@@ -6,8 +6,8 @@ from typing import Any
 
 from formats.canal import parse
 from formats.canal_bulk import BulkDecoder, KindCodes, PlainRows
-from formats.errors import SourcePosition
 from formats.events import DataChangeEvent, MessageContext, Op
+from schema_evolution.errors import SourcePosition
 from tests.conftest import ROOT, sample_messages
 
 CTX = MessageContext(SourcePosition("t", 0, 0))

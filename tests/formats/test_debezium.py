@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from formats.debezium import FORMAT, parse
-from formats.errors import MalformedMessage, SourcePosition, UnsupportedChange
 from formats.events import DataChangeEvent, MessageContext, Op, SchemaChangeEvent, TypeSystem
 from schema_evolution.conversion import convert_column
+from schema_evolution.errors import MalformedMessage, SourcePosition, UnsupportedChange
 from schema_evolution.types import parse_type
 from tests.conftest import SAMPLES, sample_messages
 from tests.formats.malformed import assert_malformed

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, Op, TypeSystem
 from formats.json_plain import FORMAT, parse
 from schema_evolution.conversion import convert_column
+from schema_evolution.errors import MalformedMessage, SourcePosition
 from schema_evolution.types import string
 from tests.conftest import SAMPLES, sample_messages
 from tests.formats.malformed import assert_malformed

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from formats.errors import MalformedMessage, SourcePosition
 from formats.events import DataChangeEvent, MessageContext, Op, TypeSystem
 from formats.ogg import FORMAT, parse
 from schema_evolution.conversion import convert_column
+from schema_evolution.errors import MalformedMessage, SourcePosition
 from schema_evolution.types import string
 from tests.conftest import SAMPLES, sample_messages
 from tests.formats.malformed import assert_malformed

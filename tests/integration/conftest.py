@@ -52,9 +52,9 @@ def spark() -> Iterator[Any]:
     os.environ.setdefault("LAKECDC_SPLIT_MESSAGES", "40")
     from pyspark.sql import SparkSession
 
-    from ingest.kafka_source import KafkaCdcDataSource
-    from ingest.mysql_source import MySqlCdcDataSource
-    from ingest.paimon_source import PaimonDataSource
+    from ingest.kafka.source import KafkaCdcDataSource
+    from ingest.mysql.source import MySqlCdcDataSource
+    from ingest.paimon.source import PaimonDataSource
 
     session = (
         SparkSession.builder.master("local[2]")

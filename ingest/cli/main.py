@@ -1,0 +1,259 @@
+"""``lakecdc``: the command line, argument-compatible with Apache Paimon's CDC actions.
+
+A Paimon script such as ``flink run paimon-flink-action.jar kafka_sync_database --warehouse …``
+runs by replacing the launcher with ``lakecdc kafka-sync-database --warehouse …``: actions and
+options are accepted with ``_`` or ``-`` (``--primary_keys`` and ``--primary-keys``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from ingest.cli import maintenance as maintenance_cli
+
+SYNC_ACTIONS = ("kafka-sync-table", "kafka-sync-database", "mysql-sync-table", "mysql-sync-database")
+PLANNED_ACTIONS: dict[str, str] = {}
+
+
+def _opt(parser: argparse.ArgumentParser, name: str, **kw: Any) -> None:
+    """Add ``--a-b`` with its ``--a_b`` spelling."""
+    spellings = [f"--{name}"]
+    if "-" in name:
+        spellings.append(f"--{name.replace('-', '_')}")
+    parser.add_argument(*spellings, dest=name.replace("-", "_"), **kw)
+
+
+def _kv(values: list[str] | None, option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--{option} expects key=value, got '{item}'")
+        out[key.strip()] = value
+    return out
+
+
+def _csv(value: str | None) -> tuple[str, ...]:
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lakecdc",
+        description="Stream CDC changes into Apache Paimon tables with Spark Structured Streaming, exactly once.",
+    )
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    for action in SYNC_ACTIONS:
+        p = sub.add_parser(action, help=f"Paimon's {action.replace('-', '_')} action on Spark")
+        _opt(p, "warehouse", required=True, help="Paimon warehouse path or URI")
+        _opt(p, "database", required=True, help="target Paimon database")
+        if action.endswith("-table"):
+            _opt(p, "table", required=True, help="target Paimon table")
+        else:
+            _opt(p, "table-prefix", default="", help="prefix for created table names")
+            _opt(p, "table-suffix", default="", help="suffix for created table names")
+            _opt(p, "including-tables", default=".*", help="regex of source tables to sync")
+            _opt(p, "excluding-tables", default=None, help="regex of source tables to skip")
+            _opt(p, "ignore-incompatible", action="store_true", help="skip tables whose schema cannot evolve")
+            if action == "mysql-sync-database":
+                _opt(p, "merge-shards", default="true", choices=["true", "false"], help="false: <db>_<table> names")
+                _opt(
+                    p,
+                    "mode",
+                    default="divided",
+                    choices=["divided", "combined"],
+                    help="see README (both pick up new tables)",
+                )
+            _opt(p, "including-dbs", default=".*", help="regex of source databases to sync")
+            _opt(p, "excluding-dbs", default=None, help="regex of source databases to skip")
+            _opt(p, "table-mapping", action="append", default=None, help="source_table=paimon_table (repeatable)")
+            _opt(p, "table-prefix-db", action="append", default=None, help="db=prefix for that db's tables")
+            _opt(p, "table-suffix-db", action="append", default=None, help="db=suffix for that db's tables")
+            _opt(
+                p,
+                "multiple-table-partition-keys",
+                action="append",
+                default=None,
+                help="table=col1,col2: partition keys of one table (repeatable)",
+            )
+        _opt(p, "partition-keys", default=None, help="comma-separated partition keys")
+        _opt(p, "primary-keys", default=None, help="comma-separated primary keys (default: the source's)")
+        _opt(p, "type-mapping", default="", help="comma-separated type mapping options")
+        _opt(
+            p,
+            "sync-primary-keys-from-source-schema",
+            default="true",
+            choices=["true", "false"],
+            help="use the source's primary keys when --primary-keys is not given (default true)",
+        )
+        _opt(p, "computed-column", action="append", default=None, help="computed column 'name=func(args)' (repeatable)")
+        _opt(p, "metadata-column", action="append", default=None, help="metadata columns, e.g. topic,offset,op_ts")
+        _opt(p, "metadata-column-prefix", default=None, help="prefix of the metadata columns' names")
+        if action.startswith("kafka"):
+            _opt(p, "kafka-conf", action="append", help="Kafka source option key=value (repeatable)")
+        else:
+            _opt(p, "mysql-conf", action="append", help="MySQL source option key=value (repeatable)")
+        _opt(p, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
+        _opt(p, "table-conf", action="append", help="Paimon table option key=value (repeatable)")
+        _opt(p, "checkpoint", default=None, help="checkpoint directory (default: under the warehouse)")
+        _opt(p, "trigger-interval", default=None, help="micro-batch interval, e.g. 10s (default 10 seconds)")
+        _opt(p, "max-offsets-per-trigger", type=int, default=None, help="messages per micro-batch at most")
+        _opt(
+            p,
+            "parallel-write-min-rows",
+            type=int,
+            default=None,
+            help="rows of one table in a micro-batch from which one task per core writes it, by bucket (default 50000)",
+        )
+        _opt(p, "available-now", action="store_true", help="process what is in Kafka now, then stop")
+        _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
+    q = sub.add_parser("query", help="run SQL over the Paimon tables of a warehouse (DataFusion)")
+    q.add_argument("sql", help='e.g. "SELECT * FROM orders LIMIT 10" or \'SELECT * FROM "orders$snapshots"\'')
+    _opt(q, "warehouse", required=True, help="Paimon warehouse path or URI")
+    _opt(q, "database", default="default", help="database of unqualified table names")
+    _opt(q, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
+    _opt(q, "max-rows", type=int, default=100, help="rows to print at most (default 100)")
+    _opt(q, "output", choices=["table", "csv", "json"], default="table", help="output format")
+    maintenance_cli.add_parsers(sub, _opt)
+    for action, what in PLANNED_ACTIONS.items():
+        sub.add_parser(action, help=f"not yet supported ({what})", add_help=False)
+    return parser
+
+
+def _normalise_argv(argv: Sequence[str]) -> list[str]:
+    out = list(argv)
+    if out and not out[0].startswith("-"):
+        out[0] = out[0].replace("_", "-")
+    return out
+
+
+def settings_from_args(args: argparse.Namespace) -> Any:
+    from ingest.cli.settings import SyncSettings
+
+    values: dict[str, Any] = {
+        "action": args.action,
+        "warehouse": args.warehouse,
+        "database": args.database,
+        "partition_keys": _csv(args.partition_keys),
+        "primary_keys": _csv(args.primary_keys),
+        "type_mapping": args.type_mapping or "",
+        "sync_primary_keys_from_source_schema": args.sync_primary_keys_from_source_schema == "true",
+        "computed_columns": tuple(args.computed_column or ()),
+        "metadata_columns": tuple(c.strip() for m in args.metadata_column or () for c in m.split(",") if c.strip()),
+        "metadata_column_prefix": args.metadata_column_prefix or "",
+        "kafka_conf": _kv(getattr(args, "kafka_conf", None), "kafka-conf"),
+        "mysql_conf": _kv(getattr(args, "mysql_conf", None), "mysql-conf"),
+        "catalog_conf": _kv(args.catalog_conf, "catalog-conf"),
+        "table_conf": _kv(args.table_conf, "table-conf"),
+        "spark_conf": _kv(args.spark_conf, "spark-conf"),
+        "available_now": args.available_now,
+    }
+    if args.action.endswith("-table"):
+        values["table"] = args.table
+    else:
+        values.update(
+            table_prefix=args.table_prefix,
+            merge_shards=getattr(args, "merge_shards", "true") == "true",
+            mode=getattr(args, "mode", "divided"),
+            table_suffix=args.table_suffix,
+            including_tables=args.including_tables,
+            excluding_tables=args.excluding_tables,
+            ignore_incompatible=args.ignore_incompatible,
+            including_dbs=args.including_dbs,
+            excluding_dbs=args.excluding_dbs,
+            table_mapping=_kv(args.table_mapping, "table-mapping"),
+            table_prefix_db=_kv(args.table_prefix_db, "table-prefix-db"),
+            table_suffix_db=_kv(args.table_suffix_db, "table-suffix-db"),
+            multiple_table_partition_keys={
+                k: _csv(v) for k, v in _kv(args.multiple_table_partition_keys, "multiple-table-partition-keys").items()
+            },
+        )
+    for name in ("checkpoint", "trigger_interval", "max_offsets_per_trigger", "parallel_write_min_rows"):
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
+    return SyncSettings(**values)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from ingest.cli import logs
+
+    logs.configure()
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(_normalise_argv(sys.argv[1:] if argv is None else argv))
+    if unknown and args.action not in PLANNED_ACTIONS:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.action is None:
+        parser.print_help()
+        return 2
+    if args.action in PLANNED_ACTIONS:
+        what = PLANNED_ACTIONS[args.action]
+        print(f"lakecdc: error: '{args.action}' is not yet supported ({what} is planned; see README)", file=sys.stderr)
+        return 2
+    if args.action == "query":
+        return _query(args)
+    if args.action in maintenance_cli.ACTIONS:
+        try:
+            catalog_conf = _kv(args.catalog_conf, "catalog-conf")
+        except ValueError as exc:
+            print(f"lakecdc: error: {exc}", file=sys.stderr)
+            return 2
+        return maintenance_cli.run(args, catalog_conf)
+    try:
+        settings = settings_from_args(args)
+    except ValidationError as exc:
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"])
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            print(f"lakecdc: error: {where + ': ' if where else ''}{msg}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        return 2
+
+    from ingest.job import JobFailed, run
+
+    try:
+        result = run(settings)
+    except JobFailed as exc:
+        print(f"lakecdc: job failed: {exc}", file=sys.stderr)
+        return 1
+    s = result.stats
+    print(
+        f"lakecdc: {s.events} change events ({s.rows} rows with -U/+U pairs) in {s.batches} micro-batches, "
+        f"{result.seconds:.1f} s, {result.events_per_second:,.0f} events/s; "
+        f"{s.commits} commits, {s.skipped_commits} replayed commits skipped"
+    )
+    return 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    from sinks.table.query import run_query
+
+    try:
+        table = run_query(args.warehouse, args.sql, args.database, _kv(args.catalog_conf, "catalog-conf"))
+    except ValueError as exc:
+        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # DataFusion/Paimon errors: show their text, not a traceback
+        print(f"lakecdc: query failed: {exc}", file=sys.stderr)
+        return 1
+    shown = table.slice(0, args.max_rows)
+    if args.output == "csv":
+        import pyarrow.csv as pacsv
+
+        pacsv.write_csv(shown, sys.stdout.buffer)
+    elif args.output == "json":
+        import orjson
+
+        for row in shown.to_pylist():
+            sys.stdout.write(orjson.dumps(row, default=str).decode() + "\n")
+    else:
+        print(shown.to_pandas().to_string(index=False) if shown.num_rows else "(no rows)")
+    if table.num_rows > shown.num_rows:
+        print(f"({table.num_rows - shown.num_rows} more rows; --max-rows to show them)", file=sys.stderr)
+    return 0

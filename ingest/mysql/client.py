@@ -1,0 +1,461 @@
+"""Talking to the MySQL / MariaDB server: connections, the server checks a CDC source needs (each
+failure names the setting to change), binlog positions, table discovery and chunk planning."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import structlog
+
+from ingest.mysql.gtid import GtidSet
+from ingest.mysql.ssl import SslSettings
+from schema_evolution.errors import LakeCdcError
+from schema_evolution.mysql_ddl import Column, TableDef
+
+log = structlog.get_logger(__name__)
+T = TypeVar("T")
+
+
+class MySqlSourceError(LakeCdcError):
+    """The MySQL server or a table cannot be read as configured; the message says what to change."""
+
+
+@dataclass(frozen=True, slots=True)
+class MySqlConnection:
+    """Where the server is. The password is kept out of ``repr`` (and so out of logs)."""
+
+    hostname: str
+    port: int
+    username: str
+    password: str = field(repr=False, default="")
+    connect_timeout: int = 30
+    ssl: SslSettings = field(default_factory=SslSettings)
+
+    def pymysql_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "host": self.hostname,
+            "port": self.port,
+            "user": self.username,
+            "password": self.password,
+            "connect_timeout": self.connect_timeout,
+            "charset": "utf8mb4",
+            "autocommit": True,
+            **self.ssl.pymysql_kwargs(),
+        }
+        return kwargs
+
+    def replication_settings(self) -> dict[str, Any]:
+        settings: dict[str, Any] = {
+            "host": self.hostname,
+            "port": self.port,
+            "user": self.username,
+            "passwd": self.password,
+            "connect_timeout": self.connect_timeout,
+            "charset": "utf8mb4",
+            **self.ssl.pymysql_kwargs(),
+        }
+        return settings
+
+
+# Client errors that mean "not reachable right now": can't connect, gone away, lost, server shutting down.
+UNREACHABLE = {2003, 2006, 2013, 1053}
+
+
+class Backoff:
+    """Waits between attempts to reach MySQL: 0.2 s, doubling up to 5 s, for as long as the next
+    wait still ends within ``seconds`` (``connect.timeout``) of the first attempt."""
+
+    def __init__(self, seconds: float) -> None:
+        self._deadline = time.monotonic() + seconds
+        self.wait = 0.2
+
+    def expired(self) -> bool:
+        return time.monotonic() + self.wait >= self._deadline
+
+    def sleep(self) -> None:
+        time.sleep(self.wait)
+        self.wait = min(self.wait * 2, 5.0)
+
+
+@contextmanager
+def connect(conn: MySqlConnection) -> Iterator[Any]:
+    """A connection, retried with backoff for up to ``connect.timeout`` while the server is
+    unreachable (a restart, a failover); refused credentials fail at once."""
+    import pymysql
+
+    backoff = Backoff(conn.connect_timeout)
+    while True:
+        try:
+            c = pymysql.connect(**conn.pymysql_kwargs())
+            try:
+                # Read TIMESTAMP columns in UTC: they become server-time-zone wall clock in one place
+                # (formats.mysql_values), the same way for snapshot rows and binlog rows. Part of
+                # connecting: a server going down right after the handshake is retried as well.
+                with c.cursor() as cur:
+                    cur.execute("SET time_zone = '+00:00'")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    c.close()
+                raise
+            break
+        except pymysql.err.OperationalError as exc:
+            code = exc.args[0] if exc.args else None
+            hint = _tls_hint(exc)
+            if hint is not None:
+                raise MySqlSourceError(
+                    f"cannot connect to MySQL at {conn.hostname}:{conn.port} over TLS (ssl.mode {conn.ssl.mode}): "
+                    f"{exc.args[-1]}. {hint}"
+                ) from None
+            if code in UNREACHABLE and not backoff.expired():
+                log.warning("MySQL unreachable, retrying", host=conn.hostname, port=conn.port, wait_s=backoff.wait)
+                backoff.sleep()
+                continue
+            # MariaDB answers a plain connection that require_secure_transport refuses with 1045.
+            tls = " If the server requires TLS, set ssl.mode=required." if conn.ssl.mode == "disabled" else ""
+            raise MySqlSourceError(
+                f"cannot connect to MySQL at {conn.hostname}:{conn.port} as '{conn.username}': {exc.args[-1]}. "
+                f"Check --mysql-conf hostname, port, username and password (and connect.timeout).{tls}"
+            ) from None
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def retrying(conn: MySqlConnection, query: Callable[[Any], T]) -> T:
+    """``query(connection)``, on a new connection again when the server went away meanwhile (a
+    restart, a failover), for up to ``connect.timeout``: for the driver's short planning queries."""
+    import pymysql
+
+    backoff = Backoff(conn.connect_timeout)
+    while True:
+        try:
+            with connect(conn) as c:
+                return query(c)
+        except pymysql.err.OperationalError as exc:
+            if (exc.args[0] if exc.args else None) not in UNREACHABLE or backoff.expired():
+                raise
+            log.warning("MySQL connection lost, retrying", host=conn.hostname, port=conn.port, wait_s=backoff.wait)
+            backoff.sleep()
+
+
+def _tls_hint(exc: Exception) -> str | None:
+    """What to change when a connection failed because of TLS (never worth retrying)."""
+    text = str(exc.args[-1] if exc.args else exc).lower()
+    if "insecure transport" in text:
+        return "The server requires TLS: set --mysql-conf ssl.mode=required (or verify-ca with ssl.ca)."
+    if "certificate" in text or "ssl" in text or "tls" in text:
+        if "verify failed" in text or "hostname" in text or "ip address mismatch" in text:
+            return (
+                "The server certificate did not verify: give the CA that signed it as ssl.ca, use "
+                "ssl.mode=verify-ca if the certificate does not name this host, or ssl.mode=required to skip "
+                "verification."
+            )
+        if "doesn't support" in text or "not support" in text:
+            return "The server does not offer TLS: enable it there (ssl-cert, ssl-key) or set ssl.mode=preferred."
+        return "Check --mysql-conf ssl.mode, ssl.ca, ssl.cert and ssl.key."
+    return None
+
+
+def query(c: Any, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
+    with c.cursor() as cur:
+        cur.execute(sql, args)
+        return list(cur.fetchall())
+
+
+def variables(c: Any, *names: str) -> dict[str, str]:
+    rows = query(c, "SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(names)) + ")", names)
+    return {str(k).lower(): str(v) for k, v in rows}
+
+
+def is_mariadb(c: Any) -> bool:
+    return "mariadb" in str(query(c, "SELECT VERSION()")[0][0]).lower()
+
+
+def check_server(c: Any) -> bool:
+    """The settings a binlog CDC source needs; each missing one is named with its fix. True when
+    row events name their columns (``binlog_row_metadata=FULL``); otherwise the reader keeps a
+    schema history."""
+    v = variables(
+        c, "log_bin", "binlog_format", "binlog_row_image", "binlog_row_metadata", "log_bin_compress", "version"
+    )
+    if v.get("log_bin", "OFF").upper() != "ON":
+        raise MySqlSourceError("the binary log is off: start the server with log-bin (and server-id) to read changes")
+    if v.get("binlog_format", "").upper() != "ROW":
+        raise MySqlSourceError(
+            f"binlog_format is {v.get('binlog_format')}: set binlog_format=ROW (SET GLOBAL binlog_format='ROW', "
+            f"and in the server's configuration)"
+        )
+    if v.get("binlog_row_image", "FULL").upper() != "FULL":
+        raise MySqlSourceError(
+            f"binlog_row_image is {v.get('binlog_row_image')}: set binlog_row_image=FULL so updates carry whole rows"
+        )
+    if v.get("log_bin_compress", "OFF").upper() == "ON":
+        raise MySqlSourceError(
+            "log_bin_compress=ON: compressed binlog events cannot be decoded by lakecdc; set log_bin_compress=OFF"
+        )
+    try:
+        master_status(c)
+    except MySqlSourceError:
+        raise
+    except Exception as exc:
+        raise MySqlSourceError(
+            f"cannot read the binlog position ({exc}): grant the user REPLICATION CLIENT and REPLICATION SLAVE "
+            f"(GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'user'@'host')"
+        ) from None
+    return v.get("binlog_row_metadata", "").upper() == "FULL"
+
+
+def table_definitions(c: Any, database_regex: str, only: tuple[str, str] | None = None) -> dict[str, TableDef]:
+    """Every base table of the databases ``database_regex`` fully matches (or just the table
+    ``only`` names), as information_schema defines it now: the start of a schema history."""
+    db_re = re.compile(database_regex)
+    where, args = ("AND c.TABLE_SCHEMA = %s AND c.TABLE_NAME = %s", only) if only else ("", None)
+    rows = query(
+        c,
+        "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, c.CHARACTER_SET_NAME, "
+        "c.COLUMN_COMMENT "
+        "FROM information_schema.COLUMNS c JOIN information_schema.TABLES t "
+        "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME AND t.TABLE_TYPE = 'BASE TABLE' "
+        f"WHERE c.TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') {where} "
+        "ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION",
+        args,
+    )
+    keys = query(
+        c,
+        "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE c "
+        f"WHERE c.CONSTRAINT_NAME = 'PRIMARY' {where} ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION",
+        args,
+    )
+    charsets = query(
+        c,
+        "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, a.CHARACTER_SET_NAME, c.TABLE_COMMENT FROM information_schema.TABLES c "
+        "JOIN information_schema.COLLATION_CHARACTER_SET_APPLICABILITY a ON a.COLLATION_NAME = c.TABLE_COLLATION "
+        f"WHERE 1 = 1 {where}",
+        args,
+    )
+    columns: dict[str, list[Column]] = {}
+    for database, table, name, typ, nullable, charset, comment in rows:
+        if db_re.fullmatch(str(database)):
+            columns.setdefault(f"{database}.{table}", []).append(
+                Column(
+                    str(name),
+                    str(typ),
+                    str(nullable).upper() == "YES",
+                    None if charset is None else str(charset),
+                    str(comment) if comment else None,
+                )
+            )
+    primary: dict[str, list[str]] = {}
+    for database, table, name in keys:
+        primary.setdefault(f"{database}.{table}", []).append(str(name))
+    defaults = {f"{d}.{t}": (str(cs), str(tc or "")) for d, t, cs, tc in charsets}
+    return {
+        n: TableDef(tuple(cols), tuple(primary.get(n, ())), *defaults.get(n, (None, None)))
+        for n, cols in columns.items()
+    }
+
+
+def table_comments(c: Any, database: str, table: str) -> tuple[dict[str, str], str | None]:
+    """A table's column comments (non-empty ones) and its comment."""
+    columns = query(
+        c,
+        "SELECT COLUMN_NAME, COLUMN_COMMENT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
+        "AND TABLE_NAME = %s AND COLUMN_COMMENT <> ''",
+        (database, table),
+    )
+    comment = query(
+        c,
+        "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+        (database, table),
+    )
+    return {str(n): str(t) for n, t in columns}, str(comment[0][0] or "") if comment else None
+
+
+def master_status(c: Any) -> tuple[str, int]:
+    """The binlog position after the last written event (where the next one will start)."""
+    import pymysql
+
+    try:
+        rows = query(c, "SHOW MASTER STATUS")
+    except pymysql.err.OperationalError as exc:
+        if exc.args and exc.args[0] in (1227, 1045):  # access denied: the privilege is missing
+            raise MySqlSourceError(
+                f"cannot read the binlog position ({exc.args[-1]}): grant the user REPLICATION CLIENT and "
+                f"REPLICATION SLAVE (GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'user'@'host')"
+            ) from None
+        raise
+    if not rows or not rows[0][0]:
+        raise MySqlSourceError("SHOW MASTER STATUS returned nothing: the binary log is off (start with log-bin)")
+    return str(rows[0][0]), int(rows[0][1])
+
+
+def binlog_files(c: Any) -> list[str]:
+    return [str(r[0]) for r in query(c, "SHOW BINARY LOGS")]
+
+
+def captured_tables(c: Any, database_regex: str, table_regex: str) -> list[tuple[str, str]]:
+    """Base tables whose database and name fully match the regular expressions."""
+    db_re, table_re = re.compile(database_regex), re.compile(table_regex)
+    rows = query(
+        c,
+        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE' "
+        "AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') "
+        "ORDER BY TABLE_SCHEMA, TABLE_NAME",
+    )
+    return [(str(d), str(t)) for d, t in rows if db_re.fullmatch(str(d)) and table_re.fullmatch(str(t))]
+
+
+def table_columns(c: Any, database: str, table: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """(column name, MySQL column type) in table order, and the primary key columns in key order.
+
+    A NOT NULL column's type ends in " NOT NULL": Paimon's MySQL action keeps such columns NOT NULL.
+    """
+    rows = query(
+        c,
+        "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE FROM information_schema.COLUMNS "
+        "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
+        (database, table),
+    )
+    keys = query(
+        c,
+        "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
+        "AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION",
+        (database, table),
+    )
+    columns = [(str(n), str(t) + (" NOT NULL" if str(nullable).upper() == "NO" else "")) for n, t, nullable in rows]
+    return columns, [str(k[0]) for k in keys]
+
+
+_INTEGER = re.compile(r"^(tinyint|smallint|mediumint|int|integer|bigint)\b", re.IGNORECASE)
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def plan_chunks(
+    c: Any, database: str, table: str, key_columns: list[str], key_types: list[str], chunk_size: int
+) -> list[tuple[int | None, int | None]]:
+    """Key ranges [lo, hi) of about ``chunk_size`` rows each (open ends as None).
+
+    Split only on a single integer primary key, by key arithmetic between MIN and MAX (Flink CDC's
+    evenly-distributed split); any other table is one chunk. Ranges cover the whole key space, so
+    a row inserted beyond MAX still belongs to the last chunk.
+    """
+    if len(key_columns) != 1 or not _INTEGER.match(key_types[0]):
+        return [(None, None)]
+    key = quote(key_columns[0])
+    lo, hi, count = query(c, f"SELECT MIN({key}), MAX({key}), COUNT(*) FROM {quote(database)}.{quote(table)}")[0]
+    if lo is None or count <= chunk_size:
+        return [(None, None)]
+    lo, hi, count = int(lo), int(hi), int(count)
+    step = max(1, (hi - lo + 1) * chunk_size // count)
+    bounds = list(range(lo + step, hi + 1, step))
+    ranges: list[tuple[int | None, int | None]] = []
+    previous: int | None = None
+    for b in bounds:
+        ranges.append((previous, b))
+        previous = b
+    ranges.append((previous, None))
+    return ranges
+
+
+def position_after_gtids(conn: MySqlConnection, gtids: GtidSet, server_id: int) -> tuple[str, int]:
+    """The binlog position where the first transaction not in ``gtids`` starts
+    (``scan.startup.specific-offset.gtid-set``); the current end when the set holds them all.
+    The binlog is scanned from its first file; the set must cover every transaction before the
+    first one it lacks (a gap would be skipped otherwise, so it is refused)."""
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, RotateEvent
+
+    with connect(conn) as c:
+        files = binlog_files(c)
+        end = master_status(c)
+    stream = BinLogStreamReader(
+        connection_settings=conn.replication_settings(),
+        server_id=server_id,
+        resume_stream=True,
+        log_file=files[0],
+        log_pos=4,
+        blocking=False,  # to the end of the binlog as it is now
+        only_events=[MariadbGtidEvent, GtidEvent, RotateEvent],
+    )
+    first: tuple[str, int, str] | None = None
+    try:
+        for event in stream:
+            if isinstance(event, RotateEvent) or event.packet.log_pos == 0:
+                continue
+            position = (str(stream.log_file), int(event.packet.log_pos))
+            gtid = str(event.gtid)
+            if first is None:
+                if not gtids.contains(gtid):
+                    # log_pos is where the event ends: the transaction starts one event size before.
+                    first = (position[0], position[1] - int(event.packet.event_size), gtid)
+            elif gtids.contains(gtid):
+                raise MySqlSourceError(
+                    f"scan.startup.specific-offset.gtid-set contains {gtid} but not {first[2]} before it: a set "
+                    f"with gaps cannot become one binlog position; give scan.startup.specific-offset.file and .pos"
+                )
+    finally:
+        stream.close()
+    return (first[0], first[1]) if first is not None else end
+
+
+def position_at(conn: MySqlConnection, timestamp_ms: int, server_id: int) -> tuple[str, int]:
+    """The binlog position where the first transaction at or after ``timestamp_ms`` starts
+    (``scan.startup.mode=timestamp``): the newest binlog file that starts no later than that time,
+    scanned to the first transaction of that time; the current end when there is none yet."""
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, QueryEvent, RotateEvent
+
+    with connect(conn) as c:
+        files = binlog_files(c)
+        end = master_status(c)
+    target_s = timestamp_ms / 1000.0
+
+    def scan(file: str, first_only: bool) -> tuple[str, int] | None:
+        stream = BinLogStreamReader(
+            connection_settings=conn.replication_settings(),
+            server_id=server_id,
+            resume_stream=True,
+            log_file=file,
+            log_pos=4,
+            blocking=False,
+            only_events=[MariadbGtidEvent, GtidEvent, QueryEvent, RotateEvent],
+        )
+        try:
+            for event in stream:
+                if isinstance(event, RotateEvent) or event.packet.log_pos == 0:
+                    if stream.log_file != file:
+                        return None
+                    continue
+                if stream.log_file != file:
+                    return None
+                start = isinstance(event, MariadbGtidEvent | GtidEvent) or (
+                    isinstance(event, QueryEvent) and str(event.query).upper() == "BEGIN"
+                )
+                if start:
+                    if first_only:
+                        return (file, int(event.timestamp))
+                    if event.timestamp >= target_s:
+                        # log_pos is where the event ends: the transaction starts one event size before.
+                        return (file, int(event.packet.log_pos) - int(event.packet.event_size))
+        finally:
+            stream.close()
+        return None
+
+    chosen = files[0]
+    for file in files:
+        first = scan(file, first_only=True)
+        if first is not None and first[1] > target_s:
+            break
+        chosen = file
+    found = scan(chosen, first_only=False)
+    return found if found is not None else end

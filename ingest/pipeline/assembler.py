@@ -1,0 +1,344 @@
+"""Kafka messages to chunk rows: parse, route, type-map, and cut into chunks (executor side).
+
+Runs inside the Kafka source's ``read()``, so messages are parsed where they are fetched and
+only chunks (a few large binary values) cross into the JVM.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from formats import canal, get_parser, mysql_values
+from formats.canal_bulk import BulkDecoder, Lane, PlainRows
+from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
+from ingest.pipeline.chunk_builder import DEFAULT_CHUNK_ROWS, KIND_CODES, ChunkBuilder, MetadataSpec, record_schema
+from ingest.pipeline.routing import TableRouter
+from schema_evolution.computed import ComputedColumn, parse_computed_columns, resolve_case_insensitively
+from schema_evolution.conversion import ConversionNotes
+from schema_evolution.errors import MalformedMessage, SourcePosition
+from schema_evolution.mysql_types import UnsupportedSourceType
+from schema_evolution.type_mapping import parse_type_mapping
+from sinks.layout import RecordSchema
+from sinks.write.chunk_format import CHUNK_SCHEMA, VALUE_KIND, serialize_batch
+
+
+@dataclass(frozen=True)
+class ParseSpec:
+    """How to turn a topic's messages into chunks; pickled into every read task."""
+
+    format: str
+    router: TableRouter
+    primary_keys: tuple[str, ...] = ()
+    type_mapping: str = ""
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+    metadata_columns: tuple[str, ...] = ()
+    metadata_prefix: str = ""
+    computed_columns: tuple[str, ...] = ()
+    metadata_not_null: bool = False
+    # canal-json's bulk path for plain DML (same results, see formats.canal_bulk); off in tests
+    # that compare both paths
+    bulk_path: bool = True
+    # --catalog-conf case-sensitive=false: column and key names in lower case, computed columns'
+    # references matched whatever their case (Paimon's CDC actions)
+    case_sensitive: bool = True
+
+
+@dataclass
+class ChunkAssembler:
+    """Assembles the messages of one Kafka partition range into chunk rows, in offset order."""
+
+    spec: ParseSpec
+    topic: str
+    partition: int
+    notes: ConversionNotes = field(default_factory=ConversionNotes)
+
+    def __post_init__(self) -> None:
+        # The MySQL source parses its rows itself and calls add_events.
+        self._parse = None if self.spec.format == mysql_values.FORMAT else get_parser(self.spec.format)
+        self._modes = parse_type_mapping(self.spec.type_mapping)
+        self._builders: dict[str, ChunkBuilder] = {}
+        self._route = self.spec.router.route
+        self._database_sync = self.spec.router.table is None
+        self._chunk_rows = self.spec.chunk_rows
+        self._computed = parse_computed_columns(self.spec.computed_columns)
+        self._metadata = (
+            MetadataSpec(self.spec.metadata_columns, self.spec.metadata_prefix, self.spec.metadata_not_null)
+            if self.spec.metadata_columns
+            else None
+        )
+        self._bulk = (
+            BulkDecoder()
+            if self.spec.bulk_path
+            and self.spec.format == canal.FORMAT
+            and not self._computed
+            and self._metadata is None
+            else None
+        )
+        # The bulk path's lane into the chunk its last message went to (``formats.canal_bulk.Lane``),
+        # while that chunk is open.
+        self._lane: Lane | None = None
+        self._lane_builder: ChunkBuilder | None = None
+        self._ready: list[dict[str, Any]] = []
+        self._seq = 0
+        # per (source schema, source table): the chunk schema as built, with the computed columns
+        # it was built with, and as the driver sees it (lower-case names in a case-insensitive catalog)
+        self._record_schemas: dict[
+            tuple[SourceSchema, str], tuple[RecordSchema, list[ComputedColumn], RecordSchema]
+        ] = {}
+        self._targets: dict[int, RecordSchema] = {}
+
+    def add(
+        self, value: bytes | None, key: bytes | None, offset: int, timestamp_ms: int | None, ts_type: int = 0
+    ) -> None:
+        lane = self._lane
+        if lane is not None and value is not None:
+            taken = lane.take(value, offset)
+            if taken:
+                builder = self._lane_builder
+                assert builder is not None
+                builder.events += taken
+                if len(builder.kinds) >= self._chunk_rows:
+                    self._flush(builder.table)
+                return
+        bulk = self._bulk
+        if bulk is not None and value is not None:
+            plain = bulk.decode(value)
+            if plain is not None and (plain.table is not None or not self._database_sync):
+                self._add_plain(plain, offset)
+                return
+        position = SourcePosition(self.topic, self.partition, offset)
+        assert self._parse is not None
+        events = self._parse(value, key, MessageContext(position, timestamp_ms))
+        self.add_events(events, position, timestamp_ms, ts_type)
+        if bulk is not None:
+            for event in events:
+                if type(event) is DataChangeEvent:
+                    # the table's next messages can take the bulk path
+                    bulk.learn(event.schema)
+                    break
+
+    def _add_plain(self, plain: PlainRows, offset: int) -> None:
+        """``add_events`` for the rows of a message the bulk decoder took (same chunks)."""
+        if not plain.after:
+            return
+        target = self._route(plain.database, plain.table)
+        if target is None:
+            return
+        builder = self._builders.get(target)
+        if builder is None or (builder.source is not plain.source and builder.source != plain.source):
+            if builder is not None:
+                self._flush(target)
+            position = SourcePosition(self.topic, self.partition, offset)
+            builder = self._open(target, plain.source, plain.database, plain.table, position)
+        assert self._bulk is not None
+        lane = self._bulk.lane(plain, builder.rows, builder.kinds, builder.offsets, KIND_CODES)
+        builder.events += lane.add(plain.op, plain.after, plain.before, offset)
+        self._lane, self._lane_builder = lane, builder
+        if len(builder.kinds) >= self._chunk_rows:
+            self._flush(target)
+
+    def add_events(
+        self,
+        events: Iterable[DataChangeEvent | SchemaChangeEvent],
+        position: SourcePosition,
+        timestamp_ms: int | None = None,
+        ts_type: int = 0,
+    ) -> None:
+        """Route parsed events into their tables' open chunks (sources that parse themselves, such
+        as the MySQL binlog, call this directly)."""
+        offset = position.offset
+        route = self._route
+        builders = self._builders
+        for event in events:
+            if event.table is None and self._database_sync:
+                raise MalformedMessage(
+                    self.spec.format,
+                    position,
+                    "the message names no source table, so kafka-sync-database cannot route it "
+                    "(use kafka-sync-table to sync such a topic into one table)",
+                )
+            target = route(event.database, event.table)
+            if target is None:
+                continue
+            if type(event) is not DataChangeEvent:
+                assert isinstance(event, SchemaChangeEvent)
+                self._ddl(target, event.ddl, offset)
+                continue
+            builder = builders.get(target)
+            if builder is None or (builder.source is not event.schema and builder.source != event.schema):
+                if builder is not None:
+                    self._flush(target)
+                builder = self._new_builder(target, event, position)
+            builder.add(event, offset, timestamp_ms, ts_type)
+            if len(builder.kinds) >= self._chunk_rows:
+                self._flush(target)
+
+    def declare(self, event: DataChangeEvent, position: SourcePosition) -> None:
+        """A chunk row that carries only a table's record schema (no rows), so the driver creates
+        or evolves the table even when the source table has no rows yet."""
+        target = self._route(event.database, event.table)
+        if target is None:
+            return
+        if target in self._builders:
+            self._flush(target)
+        builder = self._new_builder(target, event, position)
+        del self._builders[target]
+        schema = self._target_schema(builder)
+        self._ready.append(self._row(target, position.offset, position.offset, schema.to_json(), 0, None, None, 0))
+
+    def mark(self, note: str) -> None:
+        """A progress note for the driver to keep with this micro-batch's commit (no rows)."""
+        for target in list(self._builders):
+            self._flush(target)
+        row = self._row("", 0, 0, None, 0, None, None, 0)
+        row["mark"] = note
+        self._ready.append(row)
+
+    def take(self) -> pa.RecordBatch | None:
+        """Chunk rows completed so far, as one Arrow batch (None when there are none)."""
+        if not self._ready:
+            return None
+        rows, self._ready = self._ready, []
+        return pa.RecordBatch.from_pylist(rows, schema=CHUNK_SCHEMA)
+
+    def finish(self) -> pa.RecordBatch | None:
+        for target in list(self._builders):
+            self._flush(target)
+        return self.take()
+
+    def _new_builder(self, target: str, event: DataChangeEvent, position: SourcePosition) -> ChunkBuilder:
+        return self._open(target, event.schema, event.database, event.table, position)
+
+    def _open(
+        self,
+        target: str,
+        source: SourceSchema,
+        database: str | None,
+        table: str | None,
+        position: SourcePosition | None,
+    ) -> ChunkBuilder:
+        source_table = f"{database}.{table}"
+        key = (source, source_table)
+        known = self._record_schemas.get(key)
+        if known is None:
+            computed = self._computed
+            if not self.spec.case_sensitive and computed:
+                computed = resolve_case_insensitively(computed, [name for name, _ in source.fields])
+            try:
+                schema = record_schema(source, source_table, self._modes, self._metadata, computed)
+                target_schema = schema if self.spec.case_sensitive else schema.lowercased(target)
+            except (UnsupportedSourceType, ValueError) as exc:
+                raise MalformedMessage(self.spec.format, position, f"table '{source_table}': {exc}") from None
+            known = self._record_schemas[key] = (schema, computed, target_schema)
+        schema, computed, target_schema = known
+        self._targets[id(schema)] = target_schema
+        builder = ChunkBuilder(
+            target,
+            source,
+            schema,
+            self.spec.format,
+            self.topic,
+            self.partition,
+            metadata=self._metadata,
+            computed=computed,
+        )
+        self._builders[target] = builder
+        return builder
+
+    def _target_schema(self, builder: ChunkBuilder) -> RecordSchema:
+        """The schema the driver gets for a builder's chunks (lower-case names where the catalog is
+        case-insensitive; the builder keeps the source's names to read its rows by)."""
+        return self._targets.get(id(builder.schema), builder.schema)
+
+    def _flush(self, target: str) -> None:
+        builder = self._builders.pop(target)
+        if builder is self._lane_builder:
+            self._lane = self._lane_builder = None
+        if not len(builder):
+            return
+        batch = builder.to_batch(self.notes)
+        schema = self._target_schema(builder)
+        if schema is not builder.schema:
+            batch = batch.rename_columns([*(n for n, _ in schema.fields), VALUE_KIND])
+        self._ready.append(
+            self._row(
+                target,
+                builder.offsets[0],
+                builder.offsets[-1],
+                schema.to_json(),
+                batch.num_rows,
+                serialize_batch(batch),
+                None,
+                builder.events,
+            )
+        )
+
+    def _ddl(self, target: str, ddl: str, offset: int) -> None:
+        # A DDL statement closes the table's open chunk, so rows before and after it never share one.
+        if target in self._builders:
+            self._flush(target)
+        self._ready.append(self._row(target, offset, offset, None, 0, None, ddl, 0))
+
+    def _row(
+        self,
+        table: str,
+        first: int,
+        last: int,
+        schema: str | None,
+        rows: int,
+        data: bytes | None,
+        ddl: str | None,
+        events: int,
+    ) -> dict[str, Any]:
+        self._seq += 1
+        return {
+            "table": table,
+            "topic": self.topic,
+            "kafka_partition": self.partition,
+            "first_offset": first,
+            "last_offset": last,
+            "seq": self._seq,
+            "schema": schema,
+            "rows": rows,
+            "events": events,
+            "data": data,
+            "ddl": ddl,
+        }
+
+
+class GcPaused:
+    """Keep the cyclic garbage collector out of the hot parse loop: parsed messages are short-lived
+    acyclic dicts, and full collections over hundreds of thousands of them cost more than parsing
+    (shared/DESIGN.md). Collection resumes, and runs once, on exit."""
+
+    def __enter__(self) -> None:
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._was_enabled:
+            gc.enable()
+
+
+Message = tuple[bytes | None, bytes | None, int, int | None, int]
+
+
+def assemble(spec: ParseSpec, topic: str, partition: int, messages: Iterator[Message]) -> Iterator[pa.RecordBatch]:
+    """Chunk-row batches for ``(value, key, offset, timestamp_ms, timestamp_type)`` messages of
+    one partition."""
+    assembler = ChunkAssembler(spec, topic, partition)
+    with GcPaused():
+        for value, key, offset, ts, ts_type in messages:
+            assembler.add(value, key, offset, ts, ts_type)
+            if assembler._ready:
+                batch = assembler.take()
+                if batch is not None:
+                    yield batch
+        last = assembler.finish()
+    if last is not None:
+        yield last

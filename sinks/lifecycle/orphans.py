@@ -1,0 +1,104 @@
+"""Removal of orphan files: data, changelog, manifest and index files no snapshot, tag or kept
+changelog refers to.
+
+They come from writes that never committed: a micro-batch replayed after a crash (its first
+attempt's files), a compaction that lost a race and died before cleaning up, a failed commit.
+Like Paimon's ``remove_orphan_files``, only files older than a cut-off are removed, so files a
+running writer has written but not yet committed are left alone. What counts as referenced is
+conservative: every file named by any manifest that any snapshot or tag lists.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from sinks.store import paimon_store as store
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_OLDER_THAN_MS = 24 * 3600 * 1000  # Paimon's default: one day
+
+
+@dataclass(frozen=True, slots=True)
+class OrphanReport:
+    table: str
+    orphans: tuple[str, ...]
+    deleted: bool
+
+
+def _referenced(table: Any) -> set[str]:
+    """File names (not paths) that snapshots and tags reach."""
+    from pypaimon.manifest.index_manifest_file import IndexManifestFile
+    from pypaimon.manifest.manifest_file_manager import ManifestFileManager
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+
+    lists, files = ManifestListManager(table), ManifestFileManager(table)
+    snapshots = list(table.snapshot_manager().list_snapshots())
+    tags = table.tag_manager()
+    snapshots += [t.trim_to_snapshot() for t in (tags.get(n) for n in tags.list_tags()) if t is not None]
+    # changelogs kept beyond their snapshots (changelog.* retention) still read their files
+    changelogs = (store.read_long_lived_changelog(table, i) for i in store.long_lived_changelog_ids(table))
+    snapshots += [c for c in changelogs if c is not None]
+    manifest_dir = f"{table.table_path.rstrip('/')}/manifest"
+    names: set[str] = set()
+    seen_manifests: set[str] = set()
+    for snapshot in snapshots:
+        for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list, snapshot.changelog_manifest_list):
+            if not name or not table.file_io.exists(f"{manifest_dir}/{name}"):
+                continue  # a long-lived changelog names data lists its snapshot's expiry removed
+            names.add(name)
+            for manifest in lists.read(name):
+                names.add(manifest.file_name)
+                if manifest.file_name in seen_manifests:
+                    continue
+                seen_manifests.add(manifest.file_name)
+                for entry in files.read(manifest.file_name, drop_stats=True):
+                    names.add(entry.file.file_name)
+                    names.update(entry.file.extra_files or ())
+        if snapshot.index_manifest:
+            names.add(snapshot.index_manifest)
+            names.update(e.index_file.file_name for e in IndexManifestFile(table).read(snapshot.index_manifest))
+    return names
+
+
+def _candidates(table_path: Path) -> list[Path]:
+    """Files in the table's bucket, manifest and index directories (partition directories
+    included); snapshot, schema, tag and consumer files are never candidates."""
+    out: list[Path] = []
+    for path in table_path.rglob("*"):
+        if not path.is_file():
+            continue
+        parent = path.parent.name
+        if parent.startswith("bucket-") or parent in ("manifest", "index"):
+            out.append(path)
+    return out
+
+
+def remove_orphan_files(
+    warehouse: str,
+    catalog_options: dict[str, str],
+    identifier: str,
+    older_than_ms: int | None = None,
+    dry_run: bool = False,
+) -> OrphanReport:
+    """Delete (or with ``dry_run`` only list) the table's unreferenced files older than the cut-off
+    (epoch ms; default one day ago). Local and mounted warehouses only."""
+    table = store.open_table(warehouse, catalog_options, identifier)
+    root = Path(table.table_path)
+    if not root.exists():
+        raise ValueError(f"remove-orphan-files reads the table's directory; {root} is not a local path")
+    cutoff = older_than_ms if older_than_ms is not None else int(time.time() * 1000) - DEFAULT_OLDER_THAN_MS
+    referenced = _referenced(table)
+    orphans = [
+        p for p in _candidates(root) if p.name not in referenced and p.stat().st_mtime * 1000 < cutoff
+    ]  # fmt: skip
+    if not dry_run:
+        for path in orphans:
+            path.unlink(missing_ok=True)
+    log.info("orphan files", table=identifier, count=len(orphans), deleted=not dry_run)
+    return OrphanReport(identifier, tuple(sorted(str(p) for p in orphans)), not dry_run)

@@ -1,0 +1,236 @@
+"""Driver side, before a micro-batch is written: create missing tables and evolve existing ones
+so that every chunk of the batch fits its table (a schema change is committed before the data
+that needs it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from schema_evolution.errors import IncompatibleTypeChange, LakeCdcError
+from schema_evolution.evolution import Comments, diff
+from schema_evolution.type_mapping import TypeMappingMode
+from sinks.compaction.merge_engines import MergeOptions
+from sinks.compaction.record_expiry import RecordExpiry
+from sinks.layout import RecordSchema, TableLayout
+from sinks.local_files import write_atomically
+from sinks.table.catalog import Catalog
+from sinks.table.options import IMMUTABLE_OPTIONS, table_options, validate_table_options
+
+log = structlog.get_logger(__name__)
+
+
+class TableDefinitionError(LakeCdcError):
+    """A table that cannot be created as asked (keys missing from the source, ...)."""
+
+
+@dataclass
+class TablePolicy:
+    """How tables are created and evolved, from the job's settings."""
+
+    primary_keys: tuple[str, ...] = ()
+    partition_keys: tuple[str, ...] = ()
+    table_conf: Mapping[str, str] = field(default_factory=dict)
+    modes: frozenset[TypeMappingMode] = frozenset()
+    ignore_incompatible: bool = False
+    # table name (Paimon's, or the source's) -> its partition keys (--multiple-table-partition-keys)
+    multiple_partition_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # database sync, as Paimon: keys the source table lacks fall back (primary keys to the source's,
+    # partition keys to none) instead of failing
+    lenient_keys: bool = False
+    # --sync-primary-keys-from-source-schema: without --primary-keys, use the source's keys
+    source_primary_keys: bool = True
+    # MySQL actions, as Paimon's: a table with no key to take (none given, the source tables have
+    # none or disagree) is refused rather than created as an append table (Kafka actions create one)
+    require_primary_keys: bool = False
+
+
+class IncompatibleTable(LakeCdcError):
+    """An existing Paimon table that the source table cannot be synced into."""
+
+
+class TablePreparer:
+    """Creates and evolves tables; remembers tables skipped by ``--ignore-incompatible``.
+
+    A table that already exists when the job first meets it must be compatible with the source,
+    as Paimon's actions check at start-up: every source column present in it and convertible,
+    unless the table was created by this job (its latest snapshot is this job's commit), in which
+    case missing columns are simply added.
+    """
+
+    def __init__(
+        self, catalog: Catalog, policy: TablePolicy, commit_user: str | None = None, state_dir: str | None = None
+    ) -> None:
+        self.catalog = catalog
+        self.policy = policy
+        self.commit_user = commit_user
+        # Tables this job created (kept beside its checkpoint): a restart may add columns to
+        # them even before they hold a snapshot (a MySQL table created empty, altered later).
+        self._created_file = Path(state_dir) / "lakecdc-created-tables" if state_dir else None
+        self._created = (
+            set(self._created_file.read_text().split())
+            if self._created_file is not None and self._created_file.exists()
+            else set()
+        )
+        self.skipped: set[str] = set()
+        self._verified: set[str] = set()
+
+    def prepare(self, schemas: Sequence[tuple[str, RecordSchema]]) -> dict[str, TableLayout]:
+        """``schemas`` in source order; returns the layout of every table that will be written."""
+        layouts: dict[str, TableLayout] = {}
+        for table, record in schemas:
+            if table in self.skipped:
+                continue
+            try:
+                layout = layouts.get(table) or self.catalog.load_layout(table)
+                if layout is None:
+                    shards = [r for t, r in schemas if t == table]
+                    layout = self._create(table, record, shards)
+                    self._remember_created(table)
+                else:
+                    first = table not in self._verified
+                    if first:
+                        layout = self._apply_table_conf(layout)
+                        self._verify_existing(table, layout, record)
+                    comments = Comments(dict(record.comments), dict(layout.comments), record.table_comment,
+                                        layout.table_comment)  # fmt: skip
+                    try:
+                        changes = diff(table, layout.fields, record.fields, self.policy.modes, comments)
+                    except IncompatibleTypeChange as exc:
+                        # A table made elsewhere that the source does not fit is refused at start-up
+                        # as Paimon refuses it; later clashes are schema changes and say so.
+                        if first and not self._ours(table):
+                            raise self._incompatible(table, layout, record, str(exc)) from None
+                        raise
+                    layout = self.catalog.apply(layout, changes)
+                self._verified.add(table)
+                layouts[table] = layout
+            except LakeCdcError as exc:
+                if not self.policy.ignore_incompatible:
+                    raise
+                log.warning("table skipped (--ignore-incompatible)", table=table, reason=str(exc))
+                self.skipped.add(table)
+                layouts.pop(table, None)
+        return layouts
+
+    def _apply_table_conf(self, layout: TableLayout) -> TableLayout:
+        """``--table-conf`` on a table that already exists, as Paimon's actions do at start-up: options
+        whose value differs are set on the table, except ``bucket`` (rescaling rewrites the data:
+        ``lakecdc rescale``) and Paimon's immutable options, which are kept and named in a warning."""
+        if not self.policy.table_conf:
+            return layout
+        table = layout.identifier
+        current = self.catalog.table_options(table)
+        changed = {k: str(v) for k, v in self.policy.table_conf.items() if current.get(k) != str(v)}
+        kept = sorted(k for k in changed if k == "bucket" or k in IMMUTABLE_OPTIONS)
+        if kept:
+            log.warning(
+                "--table-conf options not applied to an existing table: they cannot change once a table "
+                "exists (bucket: use 'lakecdc rescale')",
+                table=table,
+                options={k: {"table": current.get(k), "asked": changed[k]} for k in kept},
+            )
+        changed = {k: v for k, v in changed.items() if k not in kept}
+        if not changed:
+            return layout
+        try:
+            validate_table_options({**current, **changed}, has_primary_key=layout.has_primary_key)
+            expiry = RecordExpiry.from_table_options({**current, **changed})
+            if expiry is not None:
+                expiry.check_field([(n, str(t)) for n, t in layout.fields])
+        except ValueError as exc:
+            text = str(exc) if str(exc).startswith("--table-conf") else f"--table-conf: {exc}"
+            raise TableDefinitionError(f"table '{table}': {text}") from None
+        return self.catalog.set_options(table, changed)
+
+    def _remember_created(self, table: str) -> None:
+        self._created.add(table)
+        if self._created_file is not None:
+            write_atomically(self._created_file, "\n".join(sorted(self._created)))
+
+    def _ours(self, table: str) -> bool:
+        """Whether this job made the table (in this run or an earlier one)."""
+        return table in self._created or self.catalog.latest_commit_user(table) == self.commit_user
+
+    def _verify_existing(self, table: str, layout: TableLayout, record: RecordSchema) -> None:
+        current = layout.field_types()
+        missing = [n for n, _ in record.fields if n not in current]
+        if missing and not self._ours(table):  # our own table: new source columns are simply added
+            raise self._incompatible(table, layout, record)
+
+    def _incompatible(self, table: str, layout: TableLayout, record: RecordSchema, why: str = "") -> IncompatibleTable:
+        """Paimon's start-up refusal of an existing table the source does not fit, with both field lists."""
+        pks = set(self.policy.primary_keys or record.primary_keys)
+
+        def show(fields: Sequence[tuple[str, object]], keys: set[str]) -> str:
+            parts = []
+            for name, typ in fields:
+                text = str(typ)
+                if name in keys and not text.endswith("NOT NULL"):
+                    text += " NOT NULL"
+                parts.append(f"`{name}` {text}")
+            return "[" + ", ".join(parts) + "]"
+
+        return IncompatibleTable(
+            f"table '{table}': Paimon schema and source table schema are not compatible.\n"
+            f"Paimon fields are: {show(layout.fields, set(layout.primary_keys))}.\n"
+            f"Source table fields are: {show(record.fields, pks)}. {why + ' ' if why else ''}"
+            f"Sync into a new table, or drop or alter the existing one."
+        )
+
+    def _create(self, table: str, record: RecordSchema, shards: Sequence[RecordSchema] = ()) -> TableLayout:
+        names = [n for n, _ in record.fields]
+        source_pks = record.primary_keys if self.policy.source_primary_keys else ()
+        pks = self.policy.primary_keys or source_pks
+        partition_keys = self.policy.partition_keys
+        per_table = self.policy.multiple_partition_keys
+        short, source_short = table.split(".", 1)[1], record.source_table.split(".", 1)[-1]
+        if short in per_table or source_short in per_table:
+            partition_keys = per_table.get(short, per_table.get(source_short, ()))
+        if self.policy.lenient_keys:
+            if any(k not in names for k in pks):
+                pks = source_pks if all(k in names for k in source_pks) else ()
+            if any(k not in names for k in partition_keys):
+                log.warning("partition keys not in the source table: none set", table=table, keys=partition_keys)
+                partition_keys = ()
+        if not self.policy.primary_keys and pks and any(s.primary_keys != record.primary_keys for s in shards):
+            # Shards merged into one table keep a primary key only if they all agree on it.
+            pks = ()
+            if not self.policy.require_primary_keys:
+                log.warning("source tables disagree on the primary key: creating an append table", table=table)
+        if not pks and self.policy.require_primary_keys and self.policy.source_primary_keys:
+            raise TableDefinitionError(
+                f"Failed to set specified primary keys for sink table {table}. Also, can't infer primary keys "
+                f"from source table schemas because source tables have no primary keys or have different "
+                f"primary keys. Give --primary-keys, or --sync-primary-keys-from-source-schema false to "
+                f"create an append table."
+            )
+        missing = [k for k in (*pks, *partition_keys) if k not in names]
+        if missing:
+            raise TableDefinitionError(
+                f"cannot create table '{table}': key column(s) {missing} are not in the source table "
+                f"'{record.source_table}' (columns: {names}). Fix --primary-keys / --partition-keys."
+            )
+        if pks and partition_keys:
+            outside = [k for k in partition_keys if k not in pks]
+            if outside:
+                raise TableDefinitionError(
+                    f"cannot create table '{table}': partition keys {outside} must be part of the primary "
+                    f"keys {list(pks)}"
+                )
+        options = table_options(self.policy.table_conf, has_primary_key=bool(pks))
+        try:
+            MergeOptions.from_table_options(options).check_fields(names, pks)
+            expiry = RecordExpiry.from_table_options(options)
+            if expiry is not None:
+                expiry.check_field([(n, str(t)) for n, t in record.fields])
+        except ValueError as exc:
+            raise TableDefinitionError(f"cannot create table '{table}': --table-conf: {exc}") from None
+        if not pks:
+            log.warning("source table has no primary key: creating an append table", table=table)
+        return self.catalog.create_table(
+            table, record.fields, pks, partition_keys, options, record.table_comment, dict(record.comments)
+        )

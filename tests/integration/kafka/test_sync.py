@@ -1,0 +1,215 @@
+"""kafka-sync-database / kafka-sync-table end to end: real Spark, real broker, real Paimon files.
+
+Outcomes only: final table contents (through both pypaimon-rust and pypaimon), the changelog
+(every change exactly once, in order per key), snapshots; never internals.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deploy.canal_stream import CanalStream, generate, partition_by_key
+from deploy.local_kafka import LocalKafka
+from ingest.cli.settings import SyncSettings
+from ingest.job import JobFailed, run
+from tests.conftest import ROOT, SAMPLES, sample_messages
+from tests.paimon_read import read_changelog, read_pypaimon, read_rust
+
+
+def _settings(warehouse: str, kafka: LocalKafka, topic: str, **extra: Any) -> SyncSettings:
+    values: dict[str, Any] = {
+        "action": "kafka-sync-database",
+        "warehouse": warehouse,
+        "database": "ods",
+        "kafka_conf": {
+            "properties.bootstrap.servers": kafka.bootstrap,
+            "topic": topic,
+            "value.format": "canal-json",
+        },
+        "available_now": True,
+        "max_offsets_per_trigger": 400,
+    }
+    values.update(extra)
+    return SyncSettings(**values)
+
+
+def _typed(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": int(row["id"]),
+        "name": row["name"],
+        "amount": Decimal(row["amount"]).quantize(Decimal("0.01")),
+        "updated": dt.datetime.fromisoformat(row["updated"]),
+        "qty": int(row["qty"]),
+    }
+
+
+def _assert_table_matches(warehouse: str, stream: CanalStream, table: str) -> None:
+    expected = sorted((_typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
+    assert read_rust(warehouse, f"ods.{table}") == expected
+    assert read_pypaimon(warehouse, f"ods.{table}") == expected
+    # The changelog holds every change exactly once, in source order per key.
+    got: dict[int, list[tuple[str, str, int]]] = defaultdict(list)
+    for kind, key, name, qty in read_changelog(warehouse, f"ods.{table}", ("id", "name", "qty")):
+        got[key].append((kind, name, qty))
+    want: dict[int, list[tuple[str, str, int]]] = defaultdict(list)
+    for kind, row in stream.changes[table]:
+        want[int(row["id"])].append((kind, row["name"], int(row["qty"])))
+    assert dict(got) == dict(want)
+
+
+@pytest.mark.parametrize("parallel_write_min_rows", [50_000, 0], ids=["one-writer", "writer-per-core"])
+def test_database_sync_gives_exact_tables_and_changelog_then_continues(
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str, parallel_write_min_rows: int
+) -> None:
+    """Several micro-batches, then more on the same checkpoint; written by one task per table, or
+    (writer-per-core) by one task per core, each writing its own buckets of each table."""
+    kafka.create_topic(topic_name, 3)
+    full = generate(keys=120, updates=6, seed=1)
+    first = full.prefix(len(full.messages) * 3 // 5)
+    kafka.produce(topic_name, first.messages, partition_by_key(3))
+
+    result = run(
+        _settings(
+            warehouse, kafka, topic_name, max_offsets_per_trigger=250, parallel_write_min_rows=parallel_write_min_rows
+        )
+    )
+    assert result.stats.batches >= 4  # several micro-batches, keys updated across them
+    assert result.stats.events == len(first.messages)
+    for table in ("orders", "customers"):
+        _assert_table_matches(warehouse, first, table)
+
+    # New changes on the same checkpoint: only they are read, and keys keep evolving correctly.
+    tail = full.messages[len(first.messages) :]
+    kafka.produce(topic_name, tail, partition_by_key(3))
+    result = run(_settings(warehouse, kafka, topic_name, parallel_write_min_rows=parallel_write_min_rows))
+    assert result.stats.events == len(tail)
+    for table in ("orders", "customers"):
+        _assert_table_matches(warehouse, full, table)
+    buckets = {p.name for p in (Path(warehouse) / "ods.db" / "orders").glob("bucket-*")}
+    assert len(buckets) == (2 if parallel_write_min_rows == 0 else 1)  # local[2]: two writers
+
+
+def test_table_sync_adds_a_column_from_paimon_canal_messages(
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str
+) -> None:
+    kafka.create_topic(topic_name, 1)
+    messages = [
+        m
+        for f in ("canal-data-1.txt", "canal-data-2.txt")
+        for m in sample_messages(SAMPLES / "canal" / "table" / "schemaevolution" / f)
+    ]
+    kafka.produce(topic_name, [(None, m) for m in messages])
+    settings = _settings(
+        warehouse,
+        kafka,
+        topic_name,
+        action="kafka-sync-table",
+        table="schema_evolution",
+        partition_keys=("pt",),
+        primary_keys=("pt", "_id"),
+        max_offsets_per_trigger=3,
+    )
+    run(settings)
+    # Apache Paimon's KafkaCanalSyncTableActionITCase#testSchemaEvolution, after its second file.
+    rows = read_rust(warehouse, "ods.schema_evolution")
+    assert sorted((r["pt"], r["_id"], r["v1"], r["v2"]) for r in rows) == [
+        (1, 1, "one", None),
+        (1, 2, "second", None),
+        (1, 5, "five", 50),
+        (1, 6, "six", 60),
+        (2, 3, "three", 30),
+        (2, 4, "four", None),
+    ]
+    from pypaimon import CatalogFactory
+
+    schema = CatalogFactory.create({"warehouse": warehouse}).get_table("ods.schema_evolution").table_schema
+    assert [(f.name, str(f.type)) for f in schema.fields] == [
+        ("pt", "INT NOT NULL"),
+        ("_id", "INT NOT NULL"),
+        ("v1", "VARCHAR(10)"),
+        ("v2", "INT"),
+    ]
+
+
+def test_malformed_message_stops_the_job_at_its_offset_and_is_never_skipped(
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str
+) -> None:
+    kafka.create_topic(topic_name, 1)
+    stream = generate(tables=("orders",), keys=100, updates=1, seed=3)
+    good = stream.messages
+    bad = b'{"data":[{"id":"1"}], "type": INSERT'  # cut off: not JSON
+    kafka.produce(topic_name, [*good[:150], (None, bad), *good[150:]])
+    settings = _settings(warehouse, kafka, topic_name, max_offsets_per_trigger=100)
+    for _ in range(2):  # a restart fails at the same message: nothing after it is committed or skipped
+        with pytest.raises(JobFailed) as info:
+            run(settings)
+        message = str(info.value)
+        assert f"topic '{topic_name}', partition 0, offset 150" in message
+        assert "not valid JSON" in message
+        # Batch 0 (offsets 0..99) was committed; the batch holding offset 150 was not.
+        rows = read_rust(warehouse, "ods.orders")
+        assert len(rows) == 100
+
+
+def test_sigkill_mid_stream_then_restart_loses_nothing_and_duplicates_nothing(
+    kafka: LocalKafka, tmp_path: Path, topic_name: str
+) -> None:
+    warehouse = str(tmp_path / "warehouse")
+    kafka.create_topic(topic_name, 2)
+    stream = generate(keys=150, updates=6, seed=4)
+    kafka.produce(topic_name, stream.messages, partition_by_key(2))
+    argv = [
+        sys.executable,
+        "-m",
+        "ingest",
+        "kafka_sync_database",
+        "--warehouse",
+        warehouse,
+        "--database",
+        "ods",
+        "--kafka_conf",
+        f"properties.bootstrap.servers={kafka.bootstrap}",
+        "--kafka_conf",
+        f"topic={topic_name}",
+        "--kafka_conf",
+        "value.format=canal-json",
+        "--max-offsets-per-trigger",
+        "150",
+        # every micro-batch written by two tasks (one per core), each its own buckets
+        "--parallel-write-min-rows",
+        "0",
+        "--available-now",
+        "--spark-conf",
+        "spark.master=local[2]",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    log = open(tmp_path / "first-run.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=log, start_new_session=True)
+    snapshots = Path(warehouse) / "ods.db" / "orders" / "snapshot"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and len(list(snapshots.glob("snapshot-*"))) < 3:
+        assert proc.poll() is None, (tmp_path / "first-run.log").read_text()[-3000:]
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # the driver, its JVM and Python workers, mid-stream
+    proc.wait()
+    log.close()
+    assert proc.returncode == -signal.SIGKILL  # killed mid-stream, not finished
+
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    resumed = re.search(r"lakecdc: (\d+) change events", done.stdout)
+    assert resumed is not None and 0 < int(resumed.group(1)) < len(stream.messages), done.stdout
+    for table in ("orders", "customers"):
+        _assert_table_matches(warehouse, stream, table)

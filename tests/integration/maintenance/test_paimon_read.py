@@ -1,0 +1,155 @@
+"""``spark.read.format("paimon")``: the latest state, time travel to a snapshot or a tag, and the
+changes between two versions, all equal to what pypaimon-rust and pypaimon read."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from ingest.cli.main import main
+from schema_evolution.types import array, decimal, int_, string, time, timestamp, varchar
+from sinks.table.catalog import Catalog
+from sinks.write.chunk_format import (
+    CHUNK_SCHEMA,
+    DELETE,
+    INSERT,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    VALUE_KIND,
+    serialize_batch,
+)
+from sinks.write.committer import Committer
+from sinks.write.writer import WriteContext, write_chunks
+from tests.paimon_read import read_pypaimon, read_rust
+
+FIELDS = [
+    ("id", int_().with_nullable(False)),
+    ("v", varchar(10)),
+    ("amount", decimal(10, 2)),
+    ("at", timestamp(3)),
+    ("t", time(3)),
+    ("tags", array(string())),
+]
+Row = tuple[int, str | None, str, str, int, list[str]]
+
+
+def _commit(wh: str, batch_id: int, rows: list[Row], kinds: list[int]) -> None:
+    layout = Catalog(wh).load_layout("db.t")
+    assert layout is not None
+    batch = pa.RecordBatch.from_arrays(
+        [
+            pa.array([r[0] for r in rows], pa.int32()),
+            pa.array([r[1] for r in rows], pa.string()),
+            pa.array([Decimal(r[2]) for r in rows], pa.decimal128(10, 2)),
+            pa.array([dt.datetime.fromisoformat(r[3]) for r in rows], pa.timestamp("ms")),
+            pa.array([r[4] for r in rows], pa.time32("ms")),
+            pa.array([r[5] for r in rows], pa.list_(pa.string())),
+            pa.array(kinds, pa.int8()),
+        ],
+        names=[*(n for n, _ in FIELDS), VALUE_KIND],
+    )
+    chunk = {
+        "table": "db.t",
+        "topic": "t",
+        "kafka_partition": 0,
+        "first_offset": batch_id,
+        "last_offset": batch_id,
+        "seq": batch_id,
+        "schema": None,
+        "rows": len(rows),
+        "events": len(rows),
+        "data": serialize_batch(batch),
+        "ddl": None,
+        "mark": None,
+    }
+    ctx = WriteContext(wh, {}, "u", batch_id, {"db.t": layout})
+    out = list(write_chunks([pa.RecordBatch.from_pylist([chunk], schema=CHUNK_SCHEMA)], ctx))
+    assert Committer(wh, {}, "u").commit("db.t", batch_id, [m for b in out for m in b.column("message").to_pylist()])
+
+
+A: Row = (1, "a", "1.50", "2024-01-02 03:04:05.678", 3_723_004, ["x"])
+B: Row = (2, "b", "2.00", "2024-02-03 04:05:06.000", 0, [])
+B2: Row = (2, None, "2.50", "2024-02-03 04:05:07.000", 86_399_999, ["y", "z"])
+C: Row = (3, "c", "-3.25", "2024-03-04 05:06:07.001", 1, ["w"])
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Snapshot 1: A, B (tagged 'first'); 2: B updated, A deleted; 3: C inserted."""
+    wh = str(tmp_path_factory.mktemp("paimon-read") / "wh")
+    Catalog(wh).create_table("db.t", FIELDS, ["id"], [], {"changelog-producer": "input", "bucket": "2"})
+    _commit(wh, 0, [A, B], [INSERT, INSERT])
+    assert main(["create-tag", "--warehouse", wh, "--database", "db", "--table", "t", "--tag-name", "first"]) == 0
+    _commit(wh, 1, [B, B2, A], [UPDATE_BEFORE, UPDATE_AFTER, DELETE])
+    _commit(wh, 2, [C], [INSERT])
+    assert main(["create-tag", "--warehouse", wh, "--database", "db", "--table", "t", "--tag-name", "last"]) == 0
+    return wh
+
+
+def _expected(row: Row) -> dict[str, Any]:
+    return {
+        "id": row[0],
+        "v": row[1],
+        "amount": Decimal(row[2]),
+        "at": dt.datetime.fromisoformat(row[3]),
+        "t": (dt.datetime.min + dt.timedelta(milliseconds=row[4])).time(),
+        "tags": row[5],
+    }
+
+
+def _read(spark: Any, **options: str) -> list[dict[str, Any]]:
+    df = spark.read.format("paimon").options(**options).load()
+    return sorted((r.asDict(recursive=True) for r in df.collect()), key=lambda r: (r["id"], r.get("rowkind") or ""))
+
+
+def test_latest_state_equals_both_readers(spark: Any, table: str) -> None:
+    got = _read(spark, warehouse=table, table="db.t")
+    assert got == [_expected(B2), _expected(C)]
+    by_rust = read_rust(table, "db.t")
+    assert [r["id"] for r in by_rust] == [r["id"] for r in got] == [r["id"] for r in read_pypaimon(table, "db.t")]
+    assert [str(r["amount"]) for r in by_rust] == [str(r["amount"]) for r in got]
+
+
+def test_a_table_path_works_like_warehouse_and_table(spark: Any, table: str) -> None:
+    rows = spark.read.format("paimon").load(str(Path(table) / "db.db" / "t")).collect()
+    assert sorted(r["id"] for r in rows) == [2, 3]
+
+
+def test_time_travel_to_a_snapshot_and_to_a_tag(spark: Any, table: str) -> None:
+    first = [_expected(A), _expected(B)]
+    assert _read(spark, warehouse=table, table="db.t", **{"scan.snapshot-id": "1"}) == first
+    assert _read(spark, warehouse=table, table="db.t", **{"scan.tag-name": "first"}) == first
+    assert _read(spark, warehouse=table, table="db.t", **{"scan.snapshot-id": "2"}) == [_expected(B2)]
+
+
+def test_incremental_between_gives_the_changes_with_their_row_kinds(spark: Any, table: str) -> None:
+    def kinds(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+        return [(r["rowkind"], r["id"]) for r in rows]
+
+    changes = _read(spark, warehouse=table, table="db.t", **{"incremental-between": "1,3"})
+    assert sorted(kinds(changes)) == [("+I", 3), ("+U", 2), ("-D", 1), ("-U", 2)]
+    by_tags = _read(spark, warehouse=table, table="db.t", **{"incremental-between": "first,last"})
+    assert by_tags == changes
+    only_3 = _read(spark, warehouse=table, table="db.t", **{"incremental-between": "2,3"})
+    assert kinds(only_3) == [("+I", 3)] and only_3[0]["tags"] == ["w"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"scan.snapshot-id": "9"}, "has no snapshot 9"),
+        ({"scan.tag-name": "nope"}, "has no tag 'nope'"),
+        ({"incremental-between": "3,1"}, "the start must be before the end"),
+        ({"incremental-between": "first,nope"}, "no tag nope"),
+        ({"scan.snapshot-id": "1", "scan.tag-name": "first"}, "cannot be combined"),
+        ({"incremental-between-scan-mode": "diff"}, "expected one of auto, delta, changelog"),
+    ],
+)
+def test_bad_versions_name_the_problem(spark: Any, table: str, options: dict[str, str], message: str) -> None:
+    with pytest.raises(Exception, match=message):
+        _read(spark, warehouse=table, table="db.t", **options)
