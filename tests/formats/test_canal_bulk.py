@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from formats.bulk import KindCodes, PlainRows
 from formats.canal import parse
-from formats.canal_bulk import BulkDecoder, KindCodes, PlainRows
+from formats.canal_bulk import CanalBulkDecoder
 from formats.events import DataChangeEvent, MessageContext, Op
 from schema_evolution.errors import SourcePosition
 from tests.conftest import ROOT, sample_messages
@@ -14,8 +15,8 @@ CTX = MessageContext(SourcePosition("t", 0, 0))
 EDGES = sample_messages(ROOT / "tests" / "data" / "canal" / "bulk-path-edges.txt")
 
 
-def _learned() -> BulkDecoder:
-    decoder = BulkDecoder()
+def _learned() -> CanalBulkDecoder:
+    decoder = CanalBulkDecoder()
     event = parse(EDGES[0], None, CTX)[0]
     assert isinstance(event, DataChangeEvent)
     decoder.learn(event.schema)
@@ -46,7 +47,7 @@ def test_gives_way_where_the_event_path_must_decide() -> None:
     assert decoder.decode(EDGES[9]) is None  # columns it has not learned
     assert decoder.decode(EDGES[12]) is None  # DDL
     assert decoder.decode(b"not json") is None
-    assert BulkDecoder().decode(EDGES[1]) is None  # nothing learned yet
+    assert CanalBulkDecoder().decode(EDGES[1]) is None  # nothing learned yet
 
 
 def test_rows_of_a_shard_share_the_decoder_and_schema() -> None:

@@ -1,4 +1,4 @@
-"""debezium-json against captured messages in tests/data/ (the replay of Paimon's own samples is tests/paimon_compat)."""
+"""debezium-json against captured messages in tests/data/ (Paimon's own samples: tests/paimon_compat)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The contract every registered format keeps (``formats.PARSERS``): a malformed message is refused with a
+"""The contract every registered format keeps (``formats.FORMATS``): a malformed message is refused with a
 ``MalformedMessage`` that names the format, the message's topic/partition/offset and the reason, never
 skipped. One case per captured message in ``tests/data/<format>/malformed/``, plus the null value."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from formats import PARSERS
+from formats import FORMATS
 from formats.events import MessageContext
 from schema_evolution.errors import MalformedMessage, SourcePosition
 
@@ -109,7 +109,7 @@ TOMBSTONE_IS_NO_CHANGE = {"debezium-json"}
 def _cases() -> list[Any]:
     return [
         pytest.param(fmt, file, reason, id=f"{fmt}:{file}")
-        for fmt in sorted(PARSERS)
+        for fmt in sorted(FORMATS)
         for file, reason in MALFORMED.get(fmt, [])
     ]
 
@@ -118,7 +118,7 @@ def assert_malformed(fmt: str, value: bytes | None, key: bytes | None, reason: s
     """``fmt``'s parser refuses ``value`` with a ``MalformedMessage`` that names the format, the
     message's topic/partition/offset and ``reason``."""
     with pytest.raises(MalformedMessage) as info:
-        PARSERS[fmt](value, key, CTX)
+        FORMATS[fmt].parse(value, key, CTX)
     text = str(info.value)
     pos = CTX.position
     assert f"malformed {fmt} message at topic '{pos.topic}', partition {pos.partition}, offset {pos.offset}" in text
@@ -133,15 +133,15 @@ def test_malformed_message_names_its_format_position_and_reason(fmt: str, file: 
 
 
 @pytest.mark.parametrize("key", [None, b"key"], ids=["no-key", "with-key"])
-@pytest.mark.parametrize("fmt", sorted(PARSERS))
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_null_value(fmt: str, key: bytes | None) -> None:
     if fmt in TOMBSTONE_IS_NO_CHANGE:
-        assert PARSERS[fmt](None, key, CTX) == []
+        assert FORMATS[fmt].parse(None, key, CTX) == []
     else:
         assert_malformed(fmt, None, key, "no value")
 
 
-@pytest.mark.parametrize("fmt", sorted(PARSERS))
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_every_format_has_malformed_cases_and_every_captured_one_is_asserted(fmt: str) -> None:
     assert fmt in FOLDERS and MALFORMED.get(fmt), f"{fmt}: no malformed-message cases"
     captured = {p.name for p in (DATA / FOLDERS[fmt] / "malformed").iterdir()}

@@ -15,9 +15,9 @@ from schema_evolution.arrow_types import to_arrow
 from schema_evolution.conversion import ConversionNotes, ValueConversionError, convert_column
 from schema_evolution.mysql_types import mysql_to_paimon
 from schema_evolution.types import PaimonType
-from tests.conftest import SAMPLES
+from tests.conftest import TESTS
 
-ALLTYPE_CANAL = SAMPLES / "canal" / "table" / "alltype" / "canal-data.txt"
+ALL_TYPES = TESTS / "data" / "canal" / "all-types.json"
 ENUM = "ENUM('value1','value2','value3')"
 SET = "SET('a','b','c','d')"
 
@@ -280,30 +280,118 @@ def test_empty_column() -> None:
     assert converted([], t.int_()) == []
 
 
-# --- the captured canal message of Paimon's "alltype" test ---------------------------------------
+# --- the canonical all-types row (tests/data/canal/all-types.json) -------------------------------
 
 
-def test_every_value_of_the_canal_sample_converts() -> None:
-    lines = [line for line in ALLTYPE_CANAL.read_text().splitlines() if line.startswith("{")]
-    message = json.loads(lines[0])
+def test_every_value_of_the_all_types_row_converts() -> None:
+    message = json.loads(ALL_TYPES.read_bytes())
     rows = message["data"]
     out: dict[str, list[Any]] = {}
     for column, mysql in message["mysqlType"].items():
         out[column] = convert_column(column, [row[column] for row in rows], mysql_to_paimon(mysql), mysql).to_pylist()
     first = {column: values[0] for column, values in out.items()}
-    assert first["_enum"] == "value1"
-    assert first["_set"] == ["a", "b"]
-    assert first["_tinyint1"] is True
-    assert first["_bool"] is False
-    assert first["_bigint_unsigned"] == Decimal(20000000000)
-    assert first["_numeric"] == Decimal("12345.110")
-    assert first["_fixed"] == "123456789876543212345678987654321.110"
-    assert first["_datetime3"] == dt.datetime(2023, 3, 23, 14, 30, 5, 123000)
-    assert first["_datetime_p2"] == dt.datetime(2023, 3, 24, 14, 30, 5, 120000)
-    assert first["_time"] == dt.time(10, 13, 23)
-    assert first["_bin"] == b"bytes"
-    assert json.loads(first["_point"])["type"] == "Point"
-    assert out["_serial"] == [Decimal(40000000000), Decimal(50000000000)]
+    assert first == ALL_TYPES_ROW
+    # the second row sets only id, part and serial: every other type's NULL converts too
+    assert {c: v[1] for c, v in out.items() if v[1] is not None} == {
+        "id": 8,
+        "part": Decimal("0.5"),
+        "serial": Decimal(9000000002),
+    }
+    assert out["serial"] == [Decimal(9000000001), Decimal(9000000002)]
+
+
+def _geo(kind: str, coordinates: Any) -> str:
+    return json.dumps({"coordinates": coordinates, "type": kind, "srid": 0}, separators=(",", ":"))
+
+
+SQUARE = [[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]]
+ALL_TYPES_ROW = {
+    "id": 7,
+    "part": Decimal("12.5"),
+    "tiny_bool": True,
+    "boolean": False,
+    "bool": True,
+    "tinyint": -128,
+    "tinyint_u": 255,
+    "tinyint_uz": 9,
+    "smallint": -32768,
+    "smallint_u": 65535,
+    "smallint_uz": 42,
+    "mediumint": -8388608,
+    "mediumint_u": 16777215,
+    "mediumint_uz": 4242,
+    "int": -2147483648,
+    "int_u": 4294967295,
+    "int_uz": 77,
+    "bigint": -9223372036854775808,
+    "bigint_u": Decimal(18446744073709551615),
+    "bigint_uz": Decimal(123),
+    "serial": Decimal(9000000001),
+    "float": -0.25,
+    "float_u": 0.75,
+    "float_uz": 6.5,
+    "real": -1.125,
+    "real_u": 2.0625,
+    "real_uz": 3.000001,
+    "double": -4.5e-10,
+    "double_u": 5.000005,
+    "double_uz": 6.000006,
+    "double_prec": 7.25,
+    "double_prec_u": 8.5,
+    "double_prec_uz": 9.000009,
+    "numeric": Decimal("-1234567.89"),
+    "numeric_u": Decimal("7654321.00"),
+    "numeric_uz": Decimal("0.01"),
+    "fixed": "-98765432109876543210987654321098765432.1234",
+    "fixed_u": "1.0000",
+    "fixed_uz": "20.5000",
+    "decimal": Decimal(-9999999999),
+    "decimal_u": Decimal(31),
+    "decimal_uz": Decimal(5),
+    "date": dt.date(1999, 12, 31),
+    "datetime": dt.datetime(2000, 2, 29, 23, 59, 59),
+    "datetime3": dt.datetime(2024, 7, 1, 8, 9, 10, 250000),
+    "datetime6": dt.datetime(2024, 7, 1, 8, 9, 10, 1),
+    "datetime_p": dt.datetime(1970, 1, 1),
+    "datetime_p2": dt.datetime(2038, 1, 19, 3, 14, 7, 990000),
+    "timestamp6": dt.datetime(2021, 10, 31, 1, 30, 0, 654321),
+    "timestamp": dt.datetime(2021, 3, 28, 2, 30),
+    "char": "lakecdc",
+    "varchar": "grüße, 世界",
+    "tinytext": "a tiny text",
+    "text": "line one\nline two",
+    "mediumtext": 'a "quoted" medium text',
+    "longtext": "a long text with a tab\tinside",
+    "binary": b"\x00\x01\x02\xfe\xff\x00",
+    "varbinary": b"raw\x00bytes",
+    "tinyblob": b"tiny blob",
+    "blob": b"\xc0\xc1 blob",
+    "mediumblob": b"medium blob",
+    "longblob": b"long blob",
+    "json": '{"k": [1, 2, {"n": null}]}',
+    "enum": "blue",  # canal sends ENUM as its 1-based index
+    "year": 1999,
+    "time": dt.time(23, 59, 58),
+    "point": _geo("Point", [2.5, -1]),
+    "geometry": _geo("Polygon", [SQUARE]),
+    "linestring": _geo("LineString", [[0, 0], [1, 1], [2, 0]]),
+    "polygon": _geo("Polygon", [SQUARE, [[1, 1], [2, 1], [2, 2], [1, 1]]]),
+    "multipoint": _geo("MultiPoint", [[0, 1], [1, 0]]),
+    "multilinestring": _geo("MultiLineString", [[[0, 0], [0, 5]], [[5, 5], [6, 6], [7, 5]]]),
+    "multipolygon": _geo("MultiPolygon", [[SQUARE], [[[10, 10], [12, 10], [11, 13], [10, 10]]]]),
+    "geometrycollection": json.dumps(
+        {
+            "geometries": [
+                {"type": "Point", "coordinates": [3, 3]},
+                {"type": "LineString", "coordinates": [[8, 8], [9, 9]]},
+            ],
+            "type": "GeometryCollection",
+            "srid": 0,
+        },
+        separators=(",", ":"),
+    ),
+    "set": ["x", "z"],  # canal sends SET as its bit mask: 5 = x and z
+}
 
 
 def test_result_is_an_arrow_array_of_the_target_type() -> None:

@@ -1,7 +1,7 @@
 """MySQL column types to Paimon types, row by row of Apache Paimon's MySqlTypeUtils.toDataType.
 
-The type strings are the ones canal and binlogs really send; the captured canal message of Paimon's
-"alltype" test is read in place to check every type it carries.
+The type strings are the ones canal and binlogs really send; the canonical all-types row
+(tests/data/canal/all-types.json, a column of every MySQL type) checks every type it carries.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from schema_evolution import types as t
 from schema_evolution.mysql_types import UnsupportedSourceType, mysql_to_paimon
 from schema_evolution.type_mapping import TypeMappingMode as M
 from schema_evolution.types import PaimonType
-from tests.conftest import SAMPLES
+from tests.conftest import TESTS
 
-ALLTYPE_CANAL = SAMPLES / "canal" / "table" / "alltype" / "canal-data.txt"
+ALL_TYPES = TESTS / "data" / "canal" / "all-types.json"
 
 # (MySQL type, Paimon type with no --type-mapping)
 DEFAULT_MAPPING = [
@@ -193,101 +193,97 @@ def test_unsupported_timestamp_precision_is_refused() -> None:
         mysql_to_paimon("DATETIME(12)")
 
 
-# --- the captured canal message of Paimon's "alltype" test ---------------------------------------
+# --- the canonical all-types row (tests/data/canal/all-types.json) -------------------------------
 
-# column of the sample -> the Paimon type its mysqlType maps to
-ALLTYPE_EXPECTED = {
-    "_id": "INT",
-    "pt": "DECIMAL(2, 1)",
-    "_tinyint1": "BOOLEAN",
-    "_boolean": "BOOLEAN",
-    "_bool": "BOOLEAN",
-    "_tinyint": "TINYINT",
-    "_tinyint_unsigned": "SMALLINT",
-    "_tinyint_unsigned_zerofill": "SMALLINT",
-    "_smallint": "SMALLINT",
-    "_smallint_unsigned": "INT",
-    "_smallint_unsigned_zerofill": "INT",
-    "_mediumint": "INT",
-    "_mediumint_unsigned": "BIGINT",
-    "_mediumint_unsigned_zerofill": "BIGINT",
-    "_int": "INT",
-    "_int_unsigned": "BIGINT",
-    "_int_unsigned_zerofill": "BIGINT",
-    "_bigint": "BIGINT",
-    "_bigint_unsigned": "DECIMAL(20, 0)",
-    "_bigint_unsigned_zerofill": "DECIMAL(20, 0)",
-    "_serial": "DECIMAL(20, 0)",
-    "_float": "FLOAT",
-    "_float_unsigned": "FLOAT",
-    "_float_unsigned_zerofill": "FLOAT",
-    "_real": "DOUBLE",
-    "_real_unsigned": "DOUBLE",
-    "_real_unsigned_zerofill": "DOUBLE",
-    "_double": "DOUBLE",
-    "_double_unsigned": "DOUBLE",
-    "_double_unsigned_zerofill": "DOUBLE",
-    "_double_precision": "DOUBLE",
-    "_double_precision_unsigned": "DOUBLE",
-    "_double_precision_unsigned_zerofill": "DOUBLE",
-    "_numeric": "DECIMAL(8, 3)",
-    "_numeric_unsigned": "DECIMAL(8, 3)",
-    "_numeric_unsigned_zerofill": "DECIMAL(8, 3)",
-    "_fixed": "STRING",
-    "_fixed_unsigned": "STRING",
-    "_fixed_unsigned_zerofill": "STRING",
-    "_decimal": "DECIMAL(8, 0)",
-    "_decimal_unsigned": "DECIMAL(8, 0)",
-    "_decimal_unsigned_zerofill": "DECIMAL(8, 0)",
-    "_date": "DATE",
-    "_datetime": "TIMESTAMP(0)",
-    "_datetime3": "TIMESTAMP(3)",
-    "_datetime6": "TIMESTAMP(6)",
-    "_datetime_p": "TIMESTAMP(0)",
-    "_datetime_p2": "TIMESTAMP(2)",
-    "_timestamp": "TIMESTAMP(6)",
-    "_timestamp0": "TIMESTAMP(0)",
-    "_char": "CHAR(10)",
-    "_varchar": "VARCHAR(20)",
-    "_tinytext": "STRING",
-    "_text": "STRING",
-    "_mediumtext": "STRING",
-    "_longtext": "STRING",
-    "_bin": "VARBINARY(10)",
-    "_varbin": "VARBINARY(20)",
-    "_tinyblob": "BYTES",
-    "_blob": "BYTES",
-    "_mediumblob": "BYTES",
-    "_longblob": "BYTES",
-    "_json": "STRING",
-    "_enum": "STRING",
-    "_year": "INT",
-    "_time": "TIME(0)",
-    "_point": "STRING",
-    "_geometry": "STRING",
-    "_linestring": "STRING",
-    "_polygon": "STRING",
-    "_multipoint": "STRING",
-    "_multiline": "STRING",
-    "_multipolygon": "STRING",
-    "_geometrycollection": "STRING",
-    "_set": "ARRAY<STRING>",
+# column -> the Paimon type its mysqlType maps to
+ALL_TYPES_EXPECTED = {
+    "id": "INT",
+    "part": "DECIMAL(3, 1)",
+    "tiny_bool": "BOOLEAN",
+    "boolean": "BOOLEAN",
+    "bool": "BOOLEAN",
+    "tinyint": "TINYINT",
+    "tinyint_u": "SMALLINT",
+    "tinyint_uz": "SMALLINT",
+    "smallint": "SMALLINT",
+    "smallint_u": "INT",
+    "smallint_uz": "INT",
+    "mediumint": "INT",
+    "mediumint_u": "BIGINT",
+    "mediumint_uz": "BIGINT",
+    "int": "INT",
+    "int_u": "BIGINT",
+    "int_uz": "BIGINT",
+    "bigint": "BIGINT",
+    "bigint_u": "DECIMAL(20, 0)",
+    "bigint_uz": "DECIMAL(20, 0)",
+    "serial": "DECIMAL(20, 0)",
+    "float": "FLOAT",
+    "float_u": "FLOAT",
+    "float_uz": "FLOAT",
+    "real": "DOUBLE",
+    "real_u": "DOUBLE",
+    "real_uz": "DOUBLE",
+    "double": "DOUBLE",
+    "double_u": "DOUBLE",
+    "double_uz": "DOUBLE",
+    "double_prec": "DOUBLE",
+    "double_prec_u": "DOUBLE",
+    "double_prec_uz": "DOUBLE",
+    "numeric": "DECIMAL(9, 2)",
+    "numeric_u": "DECIMAL(9, 2)",
+    "numeric_uz": "DECIMAL(9, 2)",
+    "fixed": "STRING",  # precision 42 > 38
+    "fixed_u": "STRING",
+    "fixed_uz": "STRING",
+    "decimal": "DECIMAL(10, 0)",
+    "decimal_u": "DECIMAL(10, 0)",
+    "decimal_uz": "DECIMAL(10, 0)",
+    "date": "DATE",
+    "datetime": "TIMESTAMP(0)",
+    "datetime3": "TIMESTAMP(3)",
+    "datetime6": "TIMESTAMP(6)",
+    "datetime_p": "TIMESTAMP(0)",
+    "datetime_p2": "TIMESTAMP(2)",
+    "timestamp6": "TIMESTAMP(6)",
+    "timestamp": "TIMESTAMP(0)",
+    "char": "CHAR(12)",
+    "varchar": "VARCHAR(30)",
+    "tinytext": "STRING",
+    "text": "STRING",
+    "mediumtext": "STRING",
+    "longtext": "STRING",
+    "binary": "VARBINARY(6)",
+    "varbinary": "VARBINARY(16)",
+    "tinyblob": "BYTES",
+    "blob": "BYTES",
+    "mediumblob": "BYTES",
+    "longblob": "BYTES",
+    "json": "STRING",
+    "enum": "STRING",
+    "year": "INT",
+    "time": "TIME(0)",
+    "point": "STRING",
+    "geometry": "STRING",
+    "linestring": "STRING",
+    "polygon": "STRING",
+    "multipoint": "STRING",
+    "multilinestring": "STRING",
+    "multipolygon": "STRING",
+    "geometrycollection": "STRING",
+    "set": "ARRAY<STRING>",
 }
 
 
-def alltype_mysql_types() -> dict[str, str]:
-    """The "mysqlType" object of the captured canal message (the file's one JSON line)."""
-    if not ALLTYPE_CANAL.exists():
-        pytest.fail(f"Paimon's canal sample is expected at {ALLTYPE_CANAL}")
-    lines = [line for line in ALLTYPE_CANAL.read_text().splitlines() if line.startswith("{")]
-    assert len(lines) == 1
-    message: dict[str, Any] = json.loads(lines[0])
+def all_types_mysql_types() -> dict[str, str]:
+    """The "mysqlType" object of the all-types message."""
+    message: dict[str, Any] = json.loads(ALL_TYPES.read_bytes())
     return message["mysqlType"]
 
 
-def test_every_mysql_type_of_the_canal_sample_maps() -> None:
+def test_every_mysql_type_of_the_all_types_row_maps() -> None:
     failures = {}
-    for column, mysql in alltype_mysql_types().items():
+    for column, mysql in all_types_mysql_types().items():
         try:
             mysql_to_paimon(mysql)
         except UnsupportedSourceType as exc:
@@ -295,29 +291,29 @@ def test_every_mysql_type_of_the_canal_sample_maps() -> None:
     assert failures == {}
 
 
-def test_the_canal_sample_has_the_columns_checked_here() -> None:
-    assert set(alltype_mysql_types()) == set(ALLTYPE_EXPECTED)
+def test_the_all_types_row_has_the_columns_checked_here() -> None:
+    assert list(all_types_mysql_types()) == list(ALL_TYPES_EXPECTED)
 
 
-@pytest.mark.parametrize(("column", "expected"), ALLTYPE_EXPECTED.items(), ids=list(ALLTYPE_EXPECTED))
-def test_canal_sample_column_maps_to(column: str, expected: str) -> None:
-    mysql = alltype_mysql_types()[column]
+@pytest.mark.parametrize(("column", "expected"), ALL_TYPES_EXPECTED.items(), ids=list(ALL_TYPES_EXPECTED))
+def test_all_types_column_maps_to(column: str, expected: str) -> None:
+    mysql = all_types_mysql_types()[column]
     assert mysql_to_paimon(mysql).sql() == expected
 
 
 @pytest.mark.parametrize(
     ("column", "mode", "expected"),
     [
-        ("_tinyint1", M.TINYINT1_NOT_BOOL, "TINYINT"),
-        ("_bigint_unsigned", M.BIGINT_UNSIGNED_TO_BIGINT, "BIGINT"),
-        ("_serial", M.BIGINT_UNSIGNED_TO_BIGINT, "BIGINT"),
-        ("_char", M.CHAR_TO_STRING, "STRING"),
-        ("_varchar", M.CHAR_TO_STRING, "STRING"),
-        ("_longtext", M.LONGTEXT_TO_BYTES, "BYTES"),
-        ("_set", M.TO_STRING, "STRING"),
+        ("tiny_bool", M.TINYINT1_NOT_BOOL, "TINYINT"),
+        ("bigint_u", M.BIGINT_UNSIGNED_TO_BIGINT, "BIGINT"),
+        ("serial", M.BIGINT_UNSIGNED_TO_BIGINT, "BIGINT"),
+        ("char", M.CHAR_TO_STRING, "STRING"),
+        ("varchar", M.CHAR_TO_STRING, "STRING"),
+        ("longtext", M.LONGTEXT_TO_BYTES, "BYTES"),
+        ("set", M.TO_STRING, "STRING"),
     ],
     ids=lambda v: v.value if isinstance(v, M) else v,
 )
-def test_canal_sample_column_with_option(column: str, mode: M, expected: str) -> None:
-    mysql = alltype_mysql_types()[column]
+def test_all_types_column_with_option(column: str, mode: M, expected: str) -> None:
+    mysql = all_types_mysql_types()[column]
     assert mysql_to_paimon(mysql, frozenset({mode})).sql() == expected
