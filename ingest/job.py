@@ -1,4 +1,5 @@
-"""Wires a sync job: Spark session, the Kafka source, the micro-batch processor, the query."""
+"""Wires a sync job: the Spark session, the job's ``Source`` (picked once from the action), the
+micro-batch processor, the query."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,14 +16,13 @@ from typing import Any
 import structlog
 
 from formats import mysql_values
-from ingest.cli.settings import SyncSettings, normalise_interval
-from ingest.kafka.source import KafkaCdcDataSource, KafkaSourceSpec
-from ingest.mysql.client import MySqlConnection
-from ingest.mysql.source import DEFAULT_CHUNK_SIZE, MySqlCdcDataSource, MySqlSourceSpec, SnapshotRegistry
-from ingest.mysql.ssl import SslSettings, applied_jdbc_properties
+from ingest.cli.settings import SyncSettings
+from ingest.kafka.job_source import KafkaSource
+from ingest.mysql.job_source import MySqlSource
 from ingest.paimon.source import PaimonDataSource
 from ingest.pipeline.assembler import ParseSpec
 from ingest.pipeline.routing import TableRouter
+from ingest.source import Source, SourceKind, SourceSettings
 from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor
 from ingest.workers.warmup import start_warming
 from schema_evolution.errors import LakeCdcError
@@ -33,6 +34,14 @@ from sinks.table.prepare import TablePolicy, TablePreparer
 log = structlog.get_logger(__name__)
 
 COMMIT_USER_FILE = "lakecdc-commit-user"
+
+SOURCES: dict[SourceKind, Callable[[SourceSettings, str], Source]] = {
+    SourceKind.KAFKA: KafkaSource,
+    SourceKind.MYSQL: MySqlSource,
+}
+
+# Read tasks of every source, and the write task, import these: warmed at job start.
+WORKER_MODULES = ("ingest.streaming.write_task", "pypaimon_rust.datafusion")
 
 
 class JobFailed(LakeCdcError):
@@ -79,7 +88,12 @@ def commit_user(checkpoint: str) -> str:
 LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms64m -Xmn64m -XX:MetaspaceSize=160m"
 
 
-def spark_session(settings: SyncSettings) -> Any:
+def source_for(settings: SyncSettings, checkpoint: str) -> Source:
+    """The job's source, picked once from the action."""
+    return SOURCES[settings.action.source](settings, checkpoint)
+
+
+def spark_session(settings: SyncSettings, source: Source) -> Any:
     # Python workers must run the interpreter that runs lakecdc (it has the dependencies).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -107,14 +121,13 @@ def spark_session(settings: SyncSettings) -> Any:
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("LAKECDC_SPARK_LOG_LEVEL", "WARN"))
-    spark.dataSource.register(KafkaCdcDataSource)
-    spark.dataSource.register(MySqlCdcDataSource)
+    spark.dataSource.register(source.data_source)
     spark.dataSource.register(PaimonDataSource)
     return spark
 
 
 def router_for(settings: SyncSettings) -> TableRouter:
-    database_sync = settings.action.endswith("-database")
+    database_sync = settings.action.database_sync
     return TableRouter(
         database=settings.database,
         table=None if database_sync else settings.table,
@@ -146,60 +159,11 @@ def parse_spec(settings: SyncSettings, fmt: str) -> ParseSpec:
     )
 
 
-def source_spec(settings: SyncSettings, parallelism: int) -> KafkaSourceSpec:
-    ts = settings.kafka_conf.get("scan.startup.timestamp-millis")
-    return KafkaSourceSpec(
-        topics=settings.topics,
-        topic_pattern=settings.kafka_conf.get("topic-pattern"),
-        startup_mode=settings.startup_mode,
-        startup_timestamp_millis=int(ts) if ts else None,
-        startup_specific_offsets=settings.kafka_conf.get("scan.startup.specific-offsets"),
-        parse=parse_spec(settings, settings.kafka_conf["value.format"]),
-        min_partitions=parallelism,
-    )
-
-
-def mysql_source_spec(settings: SyncSettings, state_dir: str) -> MySqlSourceSpec:
-    conf = settings.mysql_conf
-    sid = conf.get("server-id", "5400").replace(" ", "")
-    first, _, last = sid.partition("-")
-    table_sync = settings.action == "mysql-sync-table"
-    return MySqlSourceSpec(
-        connection=MySqlConnection(
-            hostname=conf["hostname"],
-            port=int(conf.get("port", "3306")),
-            username=conf["username"],
-            connect_timeout=int(normalise_interval(conf.get("connect.timeout", "30s")).split()[0].split(".")[0]),
-            ssl=SslSettings.from_conf(conf),
-        ),
-        database_regex=conf["database-name"],
-        table_regex=conf["table-name"] if table_sync else settings.including_tables,
-        startup_mode=conf.get("scan.startup.mode", "initial"),
-        parse=parse_spec(settings, mysql_values.FORMAT),
-        state_dir=state_dir,
-        server_id=int(first),
-        # Snapshot readers each need their own replica id: the rest of a range, or the ids after a
-        # single one.
-        server_id_range=max(1, int(last) - int(first)) if last else 64,
-        server_time_zone=conf.get("server-time-zone", "UTC"),
-        chunk_size=int(conf.get("scan.incremental.snapshot.chunk.size", str(DEFAULT_CHUNK_SIZE))),
-        specific_position=(conf["scan.startup.specific-offset.file"], int(conf["scan.startup.specific-offset.pos"]))
-        if conf.get("scan.startup.mode") == "specific-offset" and "scan.startup.specific-offset.file" in conf
-        else None,
-        specific_gtids=conf.get("scan.startup.specific-offset.gtid-set")
-        if conf.get("scan.startup.mode") == "specific-offset"
-        else None,
-        startup_timestamp_ms=int(conf["scan.startup.timestamp-millis"])
-        if conf.get("scan.startup.mode") == "timestamp"
-        else None,
-        require_primary_key=table_sync and not settings.primary_keys,
-    )
-
-
 def run(settings: SyncSettings) -> JobResult:
     """Run the sync job until it is stopped (or, with ``available_now``, until Kafka is drained)."""
     checkpoint = settings.checkpoint or default_checkpoint(settings)
     user = commit_user(checkpoint)
+    source = source_for(settings, checkpoint)
     catalog = Catalog(settings.warehouse, settings.catalog_conf)
     catalog.ensure_database(settings.name(settings.database))
     name = settings.name
@@ -210,53 +174,32 @@ def run(settings: SyncSettings) -> JobResult:
             partition_keys=tuple(map(name, settings.partition_keys)),
             table_conf=settings.table_conf,
             modes=parse_type_mapping(settings.type_mapping),
-            ignore_incompatible=settings.ignore_incompatible and settings.action.endswith("-database"),
+            ignore_incompatible=settings.ignore_incompatible and settings.action.database_sync,
             multiple_partition_keys={
                 name(t): tuple(map(name, keys)) for t, keys in settings.multiple_table_partition_keys.items()
             },
-            lenient_keys=settings.action.endswith("-database"),
+            lenient_keys=settings.action.database_sync,
             source_primary_keys=settings.sync_primary_keys_from_source_schema,
-            require_primary_keys=settings.action.startswith("mysql"),
+            require_primary_keys=source.require_primary_keys,
         ),
         commit_user=user,
         state_dir=checkpoint,
     )
-    spark = spark_session(settings)
+    spark = spark_session(settings, source)
     parallelism = spark.sparkContext.defaultParallelism
-    source_module = "ingest.mysql.source" if settings.action.startswith("mysql") else "ingest.kafka.source"
-    start_warming(spark, (source_module, "ingest.streaming.write_task", "pypaimon_rust.datafusion"))
-    if settings.action.startswith("mysql"):
-        applied = {f"jdbc.properties.{k}" for k in applied_jdbc_properties()}
-        ignored = sorted(k for k in settings.mysql_conf if k.startswith("jdbc.properties.") and k not in applied)
-        if ignored:
-            log.warning("jdbc.properties.* are accepted for compatibility but not applied", keys=ignored)
-        registry = SnapshotRegistry(checkpoint)
-        processor = MicroBatchProcessor(
-            settings.warehouse,
-            settings.catalog_conf,
-            user,
-            preparer,
-            registry.record,
-            parallel_write_min_rows=settings.parallel_write_min_rows,
-        )
-        reader = (
-            spark.readStream.format("lakecdc-mysql")
-            .option("lakecdc.spec", mysql_source_spec(settings, checkpoint).to_json())
-            .option("mysql.password", settings.mysql_password)
-        )
-    else:
-        processor = MicroBatchProcessor(
-            settings.warehouse,
-            settings.catalog_conf,
-            user,
-            preparer,
-            parallel_write_min_rows=settings.parallel_write_min_rows,
-        )
-        reader = spark.readStream.format("lakecdc-kafka").option(
-            "lakecdc.spec", source_spec(settings, parallelism).to_json()
-        )
-        for k, v in settings.librdkafka_properties.items():
-            reader = reader.option(f"kafka.{k}", v)
+    start_warming(spark, (*source.worker_modules, *WORKER_MODULES))
+    source.check_startup()
+    processor = MicroBatchProcessor(
+        settings.warehouse,
+        settings.catalog_conf,
+        user,
+        preparer,
+        source.marks_hook,
+        parallel_write_min_rows=settings.parallel_write_min_rows,
+    )
+    reader = spark.readStream.format(source.data_source.name())
+    for key, value in source.options(parse_spec(settings, source.value_format), parallelism).items():
+        reader = reader.option(key, value)
     if settings.max_offsets_per_trigger:
         reader = reader.option("lakecdc.maxRows", str(settings.max_offsets_per_trigger))
     writer = (

@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ingest.cli import maintenance as maintenance_cli
+from ingest.source import Action, SourceKind
 
-SYNC_ACTIONS = ("kafka-sync-table", "kafka-sync-database", "mysql-sync-table", "mysql-sync-database")
+SYNC_ACTIONS = tuple(action.value for action in Action)
 PLANNED_ACTIONS: dict[str, str] = {}
 
 
@@ -48,11 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Stream CDC changes into Apache Paimon tables with Spark Structured Streaming, exactly once.",
     )
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    for action in SYNC_ACTIONS:
-        p = sub.add_parser(action, help=f"Paimon's {action.replace('-', '_')} action on Spark")
+    for action in Action:
+        p = sub.add_parser(action.value, help=f"Paimon's {action.replace('-', '_')} action on Spark")
         _opt(p, "warehouse", required=True, help="Paimon warehouse path or URI")
         _opt(p, "database", required=True, help="target Paimon database")
-        if action.endswith("-table"):
+        if not action.database_sync:
             _opt(p, "table", required=True, help="target Paimon table")
         else:
             _opt(p, "table-prefix", default="", help="prefix for created table names")
@@ -60,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
             _opt(p, "including-tables", default=".*", help="regex of source tables to sync")
             _opt(p, "excluding-tables", default=None, help="regex of source tables to skip")
             _opt(p, "ignore-incompatible", action="store_true", help="skip tables whose schema cannot evolve")
-            if action == "mysql-sync-database":
+            if action is Action.MYSQL_SYNC_DATABASE:
                 _opt(p, "merge-shards", default="true", choices=["true", "false"], help="false: <db>_<table> names")
                 _opt(
                     p,
@@ -94,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         _opt(p, "computed-column", action="append", default=None, help="computed column 'name=func(args)' (repeatable)")
         _opt(p, "metadata-column", action="append", default=None, help="metadata columns, e.g. topic,offset,op_ts")
         _opt(p, "metadata-column-prefix", default=None, help="prefix of the metadata columns' names")
-        if action.startswith("kafka"):
+        if action.source is SourceKind.KAFKA:
             _opt(p, "kafka-conf", action="append", help="Kafka source option key=value (repeatable)")
         else:
             _opt(p, "mysql-conf", action="append", help="MySQL source option key=value (repeatable)")
@@ -120,8 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     _opt(q, "max-rows", type=int, default=100, help="rows to print at most (default 100)")
     _opt(q, "output", choices=["table", "csv", "json"], default="table", help="output format")
     maintenance_cli.add_parsers(sub, _opt)
-    for action, what in PLANNED_ACTIONS.items():
-        sub.add_parser(action, help=f"not yet supported ({what})", add_help=False)
+    for planned, what in PLANNED_ACTIONS.items():
+        sub.add_parser(planned, help=f"not yet supported ({what})", add_help=False)
     return parser
 
 
@@ -135,8 +136,9 @@ def _normalise_argv(argv: Sequence[str]) -> list[str]:
 def settings_from_args(args: argparse.Namespace) -> Any:
     from ingest.cli.settings import SyncSettings
 
+    action = Action(args.action)
     values: dict[str, Any] = {
-        "action": args.action,
+        "action": action,
         "warehouse": args.warehouse,
         "database": args.database,
         "partition_keys": _csv(args.partition_keys),
@@ -153,7 +155,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "spark_conf": _kv(args.spark_conf, "spark-conf"),
         "available_now": args.available_now,
     }
-    if args.action.endswith("-table"):
+    if not action.database_sync:
         values["table"] = args.table
     else:
         values.update(
@@ -180,7 +182,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ingest.cli import logs
+    from ingest import logs
 
     logs.configure()
     parser = build_parser()

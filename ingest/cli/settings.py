@@ -12,11 +12,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from formats import get_parser
 from ingest.mysql.ssl import SSL_KEYS, SslSettings
 from ingest.pipeline.chunk_builder import METADATA_TYPES
+from ingest.source import Action, SourceKind
 from schema_evolution.computed import parse_computed_columns
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 from sinks.table.options import validate_table_options
-
-Action = Literal["kafka-sync-table", "kafka-sync-database", "mysql-sync-table", "mysql-sync-database"]
 
 # --kafka-conf keys (Paimon's names) that lakecdc reads; ``properties.*`` go to librdkafka.
 KAFKA_CONF_KEYS = {
@@ -132,7 +131,7 @@ class SyncSettings(BaseSettings):
 
     @model_validator(mode="after")
     def _check(self) -> SyncSettings:
-        if self.action.endswith("-table") and not self.table:
+        if not self.action.database_sync and not self.table:
             raise ValueError(f"{self.action} needs --table")
         parse_computed_columns(self.computed_columns)  # start-up validation: names the bad argument
         unknown = [c for c in self.metadata_columns if c not in METADATA_TYPES]
@@ -143,17 +142,17 @@ class SyncSettings(BaseSettings):
             raise ValueError(
                 f"--catalog-conf case-sensitive={self.catalog_conf['case-sensitive']}: expected true or false"
             )
-        if self.action.startswith("mysql"):
+        if self.action.source is SourceKind.MYSQL:
             self._check_mysql()
         else:
             self._check_kafka()
-        if self.primary_keys and self.partition_keys and self.action.endswith("-table"):
+        if self.primary_keys and self.partition_keys and not self.action.database_sync:
             keys = {self.name(k) for k in self.primary_keys}
             missing = [k for k in self.partition_keys if self.name(k) not in keys]
             if missing:
                 raise ValueError(f"partition keys {missing} must be part of the primary keys {list(self.primary_keys)}")
         # Every source but plain JSON carries updates and deletes (-U/-D rows).
-        plain_json = self.action.startswith("kafka") and self.kafka_conf.get("value.format") == "json"
+        plain_json = self.action.source is SourceKind.KAFKA and self.kafka_conf.get("value.format") == "json"
         validate_table_options(self.table_conf, has_primary_key=True, retractions=not plain_json)
         return self
 
@@ -215,9 +214,9 @@ class SyncSettings(BaseSettings):
         for key in ("hostname", "username", "database-name"):
             if not conf.get(key):
                 raise ValueError(f"--mysql-conf {key}=... is required")
-        if self.action == "mysql-sync-table" and not conf.get("table-name"):
+        if self.action is Action.MYSQL_SYNC_TABLE and not conf.get("table-name"):
             raise ValueError("--mysql-conf table-name=... is required for mysql-sync-table")
-        if self.action == "mysql-sync-database" and conf.get("table-name"):
+        if self.action is Action.MYSQL_SYNC_DATABASE and conf.get("table-name"):
             raise ValueError(
                 "table-name cannot be set for mysql_sync_database. If you want to sync several MySQL tables "
                 "into one Paimon table, use mysql_sync_table instead."
@@ -291,7 +290,7 @@ class SyncSettings(BaseSettings):
 
     @property
     def job_name(self) -> str:
-        target = self.table if self.action.endswith("-table") else "all"
+        target = "all" if self.action.database_sync else self.table
         return f"{self.action}-{self.database}-{target}"
 
 

@@ -36,7 +36,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from ingest.cli import logs
+from ingest import logs
 from ingest.pipeline.assembler import ParseSpec, assemble
 from ingest.pipeline.routing import TableRouter
 from ingest.workers.memory import keep_pandas_out, release_unused_memory

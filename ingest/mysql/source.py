@@ -39,7 +39,7 @@ from pyspark.sql.types import StructType
 
 from formats import mysql_values
 from formats.events import DataChangeEvent, Op, SourceSchema
-from ingest.cli import logs
+from ingest import logs
 from ingest.mysql.client import (
     UNREACHABLE,
     Backoff,

@@ -19,7 +19,7 @@ from typing import Any
 
 import structlog
 
-from ingest.cli import logs
+from ingest import logs
 from sinks.compaction import append_compactor, compactor
 from sinks.compaction.append_picks import PartitionAges
 from sinks.compaction.lsm import CompactionOptions

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from ingest.cli import logs
+from ingest import logs
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from sinks.write.writer import WriteContext, write_chunks
 

@@ -1,0 +1,83 @@
+"""The MySQL side of a sync job (``mysql-sync-table`` / ``mysql-sync-database``): the ``Source`` that
+``ingest.job`` composes with the streaming sink."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import structlog
+
+from formats import mysql_values
+from ingest.durations import interval_seconds
+from ingest.mysql.client import MySqlConnection
+from ingest.mysql.source import DEFAULT_CHUNK_SIZE, MySqlCdcDataSource, MySqlSourceSpec, SnapshotRegistry
+from ingest.mysql.ssl import SslSettings, applied_jdbc_properties
+from ingest.source import Action, MarksHook, SourceSettings
+
+if TYPE_CHECKING:
+    from ingest.pipeline.assembler import ParseSpec
+
+log = structlog.get_logger(__name__)
+
+
+class MySqlSource:
+    """MySQL / MariaDB through ``lakecdc-mysql``: a snapshot, then the binlog. The password travels
+    as the separate, redacted option ``mysql.password``; chunk high watermarks are kept beside the
+    checkpoint by the planning hook (``SnapshotRegistry``)."""
+
+    data_source = MySqlCdcDataSource
+    worker_modules = ("ingest.mysql.source",)
+    value_format = mysql_values.FORMAT
+    require_primary_keys = True  # Paimon's requirePrimaryKeys
+
+    def __init__(self, settings: SourceSettings, checkpoint: str) -> None:
+        self.settings = settings
+        self.checkpoint = checkpoint
+        self.registry = SnapshotRegistry(checkpoint)
+
+    @property
+    def marks_hook(self) -> MarksHook | None:
+        return self.registry.record
+
+    def check_startup(self) -> None:
+        applied = {f"jdbc.properties.{k}" for k in applied_jdbc_properties()}
+        ignored = sorted(k for k in self.settings.mysql_conf if k.startswith("jdbc.properties.") and k not in applied)
+        if ignored:
+            log.warning("jdbc.properties.* are accepted for compatibility but not applied", keys=ignored)
+
+    def spec(self, parse: ParseSpec) -> MySqlSourceSpec:
+        settings = self.settings
+        conf = settings.mysql_conf
+        sid = conf.get("server-id", "5400").replace(" ", "")
+        first, _, last = sid.partition("-")
+        table_sync = settings.action is Action.MYSQL_SYNC_TABLE
+        mode = conf.get("scan.startup.mode")
+        return MySqlSourceSpec(
+            connection=MySqlConnection(
+                hostname=conf["hostname"],
+                port=int(conf.get("port", "3306")),
+                username=conf["username"],
+                connect_timeout=interval_seconds(conf.get("connect.timeout", "30s")),
+                ssl=SslSettings.from_conf(conf),
+            ),
+            database_regex=conf["database-name"],
+            table_regex=conf["table-name"] if table_sync else settings.including_tables,
+            startup_mode=conf.get("scan.startup.mode", "initial"),
+            parse=parse,
+            state_dir=self.checkpoint,
+            server_id=int(first),
+            # Snapshot readers each need their own replica id: the rest of a range, or the ids after a
+            # single one.
+            server_id_range=max(1, int(last) - int(first)) if last else 64,
+            server_time_zone=conf.get("server-time-zone", "UTC"),
+            chunk_size=int(conf.get("scan.incremental.snapshot.chunk.size", str(DEFAULT_CHUNK_SIZE))),
+            specific_position=(conf["scan.startup.specific-offset.file"], int(conf["scan.startup.specific-offset.pos"]))
+            if mode == "specific-offset" and "scan.startup.specific-offset.file" in conf
+            else None,
+            specific_gtids=conf.get("scan.startup.specific-offset.gtid-set") if mode == "specific-offset" else None,
+            startup_timestamp_ms=int(conf["scan.startup.timestamp-millis"]) if mode == "timestamp" else None,
+            require_primary_key=table_sync and not settings.primary_keys,
+        )
+
+    def options(self, parse: ParseSpec, parallelism: int) -> dict[str, str]:
+        return {"lakecdc.spec": self.spec(parse).to_json(), "mysql.password": self.settings.mysql_password}
