@@ -23,7 +23,7 @@ from ingest.paimon.source import PaimonDataSource
 from ingest.pipeline.assembler import ParseSpec
 from ingest.pipeline.routing import TableRouter
 from ingest.source import Source, SourceKind, SourceSettings
-from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor
+from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor, configure_session
 from ingest.workers.warmup import start_warming
 from schema_evolution.errors import LakeCdcError
 from schema_evolution.type_mapping import parse_type_mapping
@@ -159,15 +159,12 @@ def parse_spec(settings: SyncSettings, fmt: str) -> ParseSpec:
     )
 
 
-def run(settings: SyncSettings) -> JobResult:
-    """Run the sync job until it is stopped (or, with ``available_now``, until Kafka is drained)."""
-    checkpoint = settings.checkpoint or default_checkpoint(settings)
-    user = commit_user(checkpoint)
-    source = source_for(settings, checkpoint)
+def table_preparer(settings: SyncSettings, source: Source, checkpoint: str, user: str) -> TablePreparer:
+    """Creates and evolves the job's tables (``sinks.table.prepare``), by the action's rules."""
     catalog = Catalog(settings.warehouse, settings.catalog_conf)
     catalog.ensure_database(settings.name(settings.database))
     name = settings.name
-    preparer = TablePreparer(
+    return TablePreparer(
         catalog,
         TablePolicy(
             primary_keys=tuple(map(name, settings.primary_keys)),
@@ -185,7 +182,16 @@ def run(settings: SyncSettings) -> JobResult:
         commit_user=user,
         state_dir=checkpoint,
     )
+
+
+def run(settings: SyncSettings) -> JobResult:
+    """Run the sync job until it is stopped (or, with ``available_now``, until Kafka is drained)."""
+    checkpoint = settings.checkpoint or default_checkpoint(settings)
+    user = commit_user(checkpoint)
+    source = source_for(settings, checkpoint)
+    preparer = table_preparer(settings, source, checkpoint, user)
     spark = spark_session(settings, source)
+    configure_session(spark)
     parallelism = spark.sparkContext.defaultParallelism
     start_warming(spark, (*source.worker_modules, *WORKER_MODULES))
     source.check_startup()

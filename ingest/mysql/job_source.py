@@ -10,7 +10,9 @@ import structlog
 from formats import mysql_values
 from ingest.durations import interval_seconds
 from ingest.mysql.client import MySqlConnection
-from ingest.mysql.source import DEFAULT_CHUNK_SIZE, MySqlCdcDataSource, MySqlSourceSpec, SnapshotRegistry
+from ingest.mysql.snapshot import SnapshotRegistry
+from ingest.mysql.source import MySqlCdcDataSource
+from ingest.mysql.spec import DEFAULT_CHUNK_SIZE, MySqlSourceSpec
 from ingest.mysql.ssl import SslSettings, applied_jdbc_properties
 from ingest.source import Action, MarksHook, SourceSettings
 

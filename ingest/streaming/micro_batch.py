@@ -44,6 +44,38 @@ class BatchStats:
     per_table: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
+# Set once on the job's session (``configure_session``, at job start), for the write step:
+SESSION_CONF = {
+    # Spark 4 otherwise concatenates a union of single-partition children into ONE task (the union
+    # "keeps" their partitioning): every table and writer group would then be written by the same
+    # task, one after the other.
+    "spark.sql.unionOutputPartitioning": "false",
+    # Hand write tasks a few chunks (each up to 8k rows) per Arrow batch, not a whole table's
+    # (Spark's default is 10,000 records): every writer of a table then holds a few chunks at a
+    # time, not all of them — ~60 MiB less per writer in the bench, no slower (A/B runs). The
+    # sources' read tasks yield Arrow batches, which Spark passes on as they are.
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "4",
+}
+
+
+def configure_session(spark: Any) -> None:
+    """The session settings the write step needs (they override ``--spark-conf``, as they always did)."""
+    for key, value in SESSION_CONF.items():
+        spark.conf.set(key, value)
+
+
+@dataclass
+class BatchPlan:
+    """What the driver planned for one micro-batch."""
+
+    batch_id: int
+    log: Any  # the logger bound to the batch
+    meta: list[Any]  # one row per data chunk, in source order
+    tables: list[str]  # the tables to write, in order of first appearance
+    context: WriteContext  # layouts and routings, shipped to the write tasks
+    collected: float  # monotonic time when the metadata was read
+
+
 class MicroBatchProcessor:
     """The ``foreachBatch`` function of a sync job."""
 
@@ -76,110 +108,128 @@ class MicroBatchProcessor:
 
     def _process(self, df: Any, batch_id: int) -> None:
         from pyspark import StorageLevel
-        from pyspark.sql import functions as F
 
         started = time.monotonic()
-        bound = log.bind(batch=batch_id)
         # Deserialized: PySpark's MEMORY_AND_DISK is the *serialized* level (StorageLevel(True, True,
         # False, False)), so every chunk was Java-serialized into the cache and deserialized again by
         # each of the batch's reads (the plan's collect and every writer group): ~3-3.5 s of JVM CPU
         # and many full collections per 1M bench messages (README, Measured).
         df = df.persist(StorageLevel.MEMORY_AND_DISK_DESER)
         try:
-            # One small row per chunk (never data): the plan of the batch. Reading it computes the
-            # cached chunks; no shuffle is needed for it.
-            meta = df.select(*_ORDER, "schema", "rows", "events", "ddl", "mark").collect()
-            planned = time.monotonic()
-            if not meta:
+            plan = self._plan(df, batch_id)
+            if plan is None:
                 return
-            meta.sort(key=lambda r: (r["topic"], r["kafka_partition"], r["first_offset"], r["seq"]))
-            schemas: list[tuple[str, RecordSchema]] = []
-            seen: set[tuple[str, str]] = set()
-            marks = [r["mark"] for r in meta if r["mark"] is not None]
-            meta = [r for r in meta if r["mark"] is None]
-            for r in meta:
-                if r["ddl"] is not None:
-                    # Paimon's CDC semantics: the schema follows the types carried by data messages;
-                    # DDL messages are acknowledged and carry no rows.
-                    bound.info("DDL message seen; schema follows the data messages", table=r["table"], ddl=r["ddl"])
-                elif (r["table"], r["schema"]) not in seen:
-                    seen.add((r["table"], r["schema"]))
-                    schemas.append((r["table"], RecordSchema.from_json(r["schema"])))
-            layouts = self.preparer.prepare(schemas)
-            tables = [t for t in dict.fromkeys(t for t, _ in schemas) if t in layouts]
-            if marks and self.on_marks is not None:
-                # Kept before the commit, and only for tables whose commit of this batch id is not
-                # already in Paimon (a replay keeps the notes of the attempt that committed).
-                self.on_marks(batch_id, marks, functools.partial(self.committer.is_committed, batch_id=batch_id))
-            if not tables:
-                return
-            rows_by_table: dict[str, int] = defaultdict(int)
-            for r in meta:
-                rows_by_table[r["table"]] += r["rows"] or 0
-            routings = plan_routings(
-                self.warehouse,
-                self.catalog_options,
-                {t: rows_by_table[t] for t in tables},
-                layouts,
-                df.sparkSession.sparkContext.defaultParallelism,
-                self.parallel_write_min_rows,
-            )
-            ctx = WriteContext(self.warehouse, self.catalog_options, self.commit_user, batch_id, layouts, routings)
-            data = df.where(F.col("rows") > 0)
-            # Write tasks read the cached chunks of their table in input-partition order, which is
-            # Kafka order within each partition (ranges are planned and grouped into read tasks in
-            # offset order, kafka_source.group_ranges): source order
-            # without a shuffle or a sort. A large table's batch gets one task per writer group, each
-            # writing its own buckets (bucket_routing); the others one task.
-            per_table = [
-                data.where(F.col("table") == t).coalesce(1).withColumn("write_group", F.lit(group))
-                for t in tables
-                for group in range(routings[t].writers if t in routings else 1)
-            ]
-            # Spark 4 otherwise concatenates a union of single-partition children into ONE task
-            # (the union "keeps" their partitioning): every table and writer group would then be
-            # written by the same task, one after the other.
-            df.sparkSession.conf.set("spark.sql.unionOutputPartitioning", "false")
-            # Hand write tasks a few chunks (each up to 8k rows) per Arrow batch, not a whole table's
-            # (Spark's default is 10,000 records): every writer of a table then holds a few chunks at
-            # a time, not all of them — ~60 MiB less per writer in the bench, no slower (A/B runs).
-            df.sparkSession.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "4")
-            messages = (
-                functools.reduce(lambda a, b: a.union(b), per_table)
-                .mapInArrow(functools.partial(write_task, ctx=ctx), COMMIT_MESSAGE_DDL)
-                .collect()
-            )
+            messages = self._write(df, plan)
             written = time.monotonic()
-            by_table: dict[str, list[bytes]] = defaultdict(list)
-            for m in messages:
-                by_table[m["table"]].append(bytes(m["message"]))
-            for table in tables:
-                if not by_table.get(table):
-                    continue
-                if self.committer.commit(table, batch_id, by_table[table]):
-                    self.stats.commits += 1
-                else:
-                    self.stats.skipped_commits += 1
+            committed_tables = self._commit(plan, messages)
             committed = time.monotonic()
-            self.maintenance.after_commit(df.sparkSession, [t for t in tables if by_table.get(t)], batch_id)
-            synced = [r for r in meta if r["schema"] is not None and r["table"] in layouts]
-            rows = sum(r["rows"] for r in synced)
-            events = sum(r["events"] for r in synced)
-            self.stats.batches += 1
-            self.stats.rows += rows
-            self.stats.events += events
-            for r in synced:
-                self.stats.per_table[r["table"]] += r["events"]
-            bound.info(
+            self.maintenance.after_commit(df.sparkSession, committed_tables, batch_id)
+            events, rows = self._count(plan)
+            plan.log.info(
                 "micro-batch committed",
-                tables=len(tables),
+                tables=len(plan.tables),
                 events=events,
                 rows=rows,
                 seconds=round(time.monotonic() - started, 3),
-                read_parse_plan_s=round(planned - started, 3),
-                write_s=round(written - planned, 3),
+                read_parse_plan_s=round(plan.collected - started, 3),
+                write_s=round(written - plan.collected, 3),
                 commit_s=round(committed - written, 3),
                 maintenance_s=round(time.monotonic() - committed, 3),
             )
         finally:
             df.unpersist()
+
+    def _plan(self, df: Any, batch_id: int) -> BatchPlan | None:
+        """Collect the batch's chunk metadata (never data), create or evolve its tables, keep the
+        source's marks and plan the writers; None when there is nothing to write."""
+        bound = log.bind(batch=batch_id)
+        # One small row per chunk: the plan of the batch. Reading it computes the cached chunks; no
+        # shuffle is needed for it.
+        meta = df.select(*_ORDER, "schema", "rows", "events", "ddl", "mark").collect()
+        collected = time.monotonic()
+        if not meta:
+            return None
+        meta.sort(key=lambda r: (r["topic"], r["kafka_partition"], r["first_offset"], r["seq"]))
+        schemas: list[tuple[str, RecordSchema]] = []
+        seen: set[tuple[str, str]] = set()
+        marks = [r["mark"] for r in meta if r["mark"] is not None]
+        meta = [r for r in meta if r["mark"] is None]
+        for r in meta:
+            if r["ddl"] is not None:
+                # Paimon's CDC semantics: the schema follows the types carried by data messages;
+                # DDL messages are acknowledged and carry no rows.
+                bound.info("DDL message seen; schema follows the data messages", table=r["table"], ddl=r["ddl"])
+            elif (r["table"], r["schema"]) not in seen:
+                seen.add((r["table"], r["schema"]))
+                schemas.append((r["table"], RecordSchema.from_json(r["schema"])))
+        layouts = self.preparer.prepare(schemas)
+        tables = [t for t in dict.fromkeys(t for t, _ in schemas) if t in layouts]
+        if marks and self.on_marks is not None:
+            # Kept before the commit, and only for tables whose commit of this batch id is not
+            # already in Paimon (a replay keeps the notes of the attempt that committed).
+            self.on_marks(batch_id, marks, functools.partial(self.committer.is_committed, batch_id=batch_id))
+        if not tables:
+            return None
+        rows_by_table: dict[str, int] = defaultdict(int)
+        for r in meta:
+            rows_by_table[r["table"]] += r["rows"] or 0
+        routings = plan_routings(
+            self.warehouse,
+            self.catalog_options,
+            {t: rows_by_table[t] for t in tables},
+            layouts,
+            df.sparkSession.sparkContext.defaultParallelism,
+            self.parallel_write_min_rows,
+        )
+        ctx = WriteContext(self.warehouse, self.catalog_options, self.commit_user, batch_id, layouts, routings)
+        return BatchPlan(batch_id, bound, meta, tables, ctx, collected)
+
+    def _write(self, df: Any, plan: BatchPlan) -> list[Any]:
+        """Write every table's chunks on executors; the serialized commit messages."""
+        from pyspark.sql import functions as F
+
+        routings = plan.context.routings or {}
+        data = df.where(F.col("rows") > 0)
+        # Write tasks read the cached chunks of their table in input-partition order, which is
+        # Kafka order within each partition (ranges are planned and grouped into read tasks in
+        # offset order, kafka_source.group_ranges): source order
+        # without a shuffle or a sort. A large table's batch gets one task per writer group, each
+        # writing its own buckets (bucket_routing); the others one task. The union of these
+        # single-partition plans runs as one task per child thanks to SESSION_CONF.
+        per_table = [
+            data.where(F.col("table") == t).coalesce(1).withColumn("write_group", F.lit(group))
+            for t in plan.tables
+            for group in range(routings[t].writers if t in routings else 1)
+        ]
+        messages: list[Any] = (
+            functools.reduce(lambda a, b: a.union(b), per_table)
+            .mapInArrow(functools.partial(write_task, ctx=plan.context), COMMIT_MESSAGE_DDL)
+            .collect()
+        )
+        return messages
+
+    def _commit(self, plan: BatchPlan, messages: list[Any]) -> list[str]:
+        """Commit each table's messages with the batch id as identifier; the tables written."""
+        by_table: dict[str, list[bytes]] = defaultdict(list)
+        for m in messages:
+            by_table[m["table"]].append(bytes(m["message"]))
+        for table in plan.tables:
+            if not by_table.get(table):
+                continue
+            if self.committer.commit(table, plan.batch_id, by_table[table]):
+                self.stats.commits += 1
+            else:
+                self.stats.skipped_commits += 1
+        return [t for t in plan.tables if by_table.get(t)]
+
+    def _count(self, plan: BatchPlan) -> tuple[int, int]:
+        """Add the batch to the job's statistics; its (events, rows)."""
+        synced = [r for r in plan.meta if r["schema"] is not None and r["table"] in plan.context.layouts]
+        rows = sum(r["rows"] for r in synced)
+        events = sum(r["events"] for r in synced)
+        self.stats.batches += 1
+        self.stats.rows += rows
+        self.stats.events += events
+        for r in synced:
+            self.stats.per_table[r["table"]] += r["events"]
+        return events, rows

@@ -1,15 +1,10 @@
-"""mysql-sync-* arguments are checked before Spark starts, and the snapshot registry keeps the
-high watermark that matches what Paimon holds."""
+"""mysql-sync-* arguments are checked before Spark starts."""
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import pytest
 
 from ingest.cli.main import main
-from ingest.mysql.source import SnapshotRegistry
 
 BASE = ["mysql_sync_table", "--warehouse", "/tmp/wh", "--database", "ods", "--table", "t"]
 CONF = ["--mysql_conf", "hostname=127.0.0.1", "--mysql_conf", "username=u", "--mysql_conf", "database-name=db"]
@@ -50,23 +45,6 @@ CONF = ["--mysql_conf", "hostname=127.0.0.1", "--mysql_conf", "username=u", "--m
 def test_refused_before_start(extra: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*BASE, *CONF, *extra]) == 2
     assert message in capsys.readouterr().err
-
-
-def test_registry_never_replaces_the_watermark_of_committed_rows(tmp_path: Path) -> None:
-    registry = SnapshotRegistry(str(tmp_path))
-
-    def mark(hw: int) -> str:
-        return json.dumps(
-            {"chunk": 0, "database": "d", "table": "t", "target": "ods.t", "lo": None, "hi": 10, "hw": ["b.1", hw]}
-        )
-
-    registry.record(0, [mark(100)], committed=lambda table: False)
-    # A replay whose first attempt never committed: its rows are the new attempt's, so is the HW.
-    registry.record(0, [mark(150)], committed=lambda table: False)
-    assert registry.by_table() == {"d.t": [(None, 10, "b.1", 150)]}
-    # A replay of a committed batch: Paimon holds the first attempt's rows, as of the recorded HW.
-    registry.record(0, [mark(200)], committed=lambda table: table == "ods.t")
-    assert registry.by_table() == {"d.t": [(None, 10, "b.1", 150)]}
 
 
 @pytest.mark.parametrize("value", ["false", None])

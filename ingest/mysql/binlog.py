@@ -1,0 +1,329 @@
+"""The binlog phase of the MySQL source: row changes of the captured tables between two binlog
+positions, followed through DDL, as chunk rows (``BinlogReader``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pyarrow as pa
+import structlog
+
+from formats.events import DataChangeEvent, Op
+from ingest.mysql.client import (
+    MySqlSourceError,
+    connect,
+    variables,
+)
+from ingest.mysql.schema_history import SchemaHistory
+from ingest.mysql.spec import (
+    BINLOG_PARTITION,
+    TOPIC,
+    BinlogPartition,
+    MySqlSourceSpec,
+    Position,
+    binlog_offset,
+    chunk_assembler,
+)
+from ingest.mysql.tables import RowColumns, Tables
+from schema_evolution.errors import SourcePosition
+from schema_evolution.mysql_ddl import DdlError, apply_ddl
+
+log = structlog.get_logger(__name__)
+
+BinlogRow = tuple[Op, str, str, dict[str, Any] | None, dict[str, Any] | None, Position, int]
+
+
+def _open_stream(spec: MySqlSourceSpec, start: Position, server_id: int) -> Any:
+    from pymysqlreplication import BinLogStreamReader
+
+    return BinLogStreamReader(
+        connection_settings=spec.connection.replication_settings(),
+        server_id=server_id,
+        resume_stream=True,
+        log_file=start[0],
+        log_pos=start[1],
+        blocking=False,
+        # is_mariadb=True makes mysql-replication stream by GTID from the start of the binlog and
+        # ignore log_file/log_pos; MariaDB serves the file/position dump (and its events decode) without it.
+        is_mariadb=False,
+        # Never drop an event silently (mysql-replication's default drops what it cannot decode).
+        filter_non_implemented_events=False,
+        freeze_schema=False,
+    )
+
+
+def binlog_rows(
+    spec: MySqlSourceSpec,
+    start: Position,
+    end: Position,
+    server_id: int,
+    only: set[str] | None,
+    on_ddl: Callable[[str, str | None, int, Position], None] | None = None,
+    on_table_map: Callable[[Any, Position], None] | None = None,
+) -> Iterator[BinlogRow]:
+    """Row changes of the captured tables between two binlog positions, in binlog order."""
+    from pymysqlreplication.event import QueryEvent, RotateEvent
+    from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
+
+    db_re, table_re = re.compile(spec.database_regex), re.compile(spec.table_regex)
+    stream = _open_stream(spec, start, server_id)
+    end_offset = binlog_offset(end)
+    reached = False
+    try:
+        for event in stream:
+            log_pos = int(event.packet.log_pos)
+            position: Position = (str(stream.log_file), log_pos)
+            if isinstance(event, RotateEvent) or log_pos == 0:
+                continue
+            if binlog_offset(position) > end_offset:
+                reached = True
+                break
+            if isinstance(event, WriteRowsEvent | UpdateRowsEvent | DeleteRowsEvent):
+                database, table = str(event.schema), str(event.table)
+                if not (db_re.fullmatch(database) and table_re.fullmatch(table)):
+                    continue
+                if only is not None and f"{database}.{table}" not in only:
+                    continue
+                ts = int(event.timestamp) * 1000
+                for row in event.rows:
+                    if isinstance(event, WriteRowsEvent):
+                        yield Op.INSERT, database, table, None, row["values"], position, ts
+                    elif isinstance(event, UpdateRowsEvent):
+                        yield Op.UPDATE, database, table, row["before_values"], row["after_values"], position, ts
+                    else:
+                        yield Op.DELETE, database, table, row["values"], None, position, ts
+            elif isinstance(event, TableMapEvent) and on_table_map is not None:
+                on_table_map(event, position)
+            elif isinstance(event, QueryEvent) and on_ddl is not None:
+                text = event.query if isinstance(event.query, str) else event.query.decode("utf-8", "replace")
+                schema = event.schema.decode() if isinstance(event.schema, bytes) else event.schema
+                on_ddl(text, schema or None, int(event.timestamp) * 1000, position)
+            elif type(event).__name__ == "NotImplementedEvent":
+                raise MySqlSourceError(
+                    f"binlog event at {position[0]}:{position[1]} cannot be decoded (a compressed binlog?); "
+                    f"set log_bin_compress=OFF (MariaDB) or binlog_transaction_compression=OFF (MySQL)"
+                )
+            if binlog_offset(position) >= end_offset:
+                reached = True
+                break
+    finally:
+        stream.close()
+    if not reached:
+        raise MySqlSourceError(
+            f"the binlog ended before position {end[0]}:{end[1]}; was it purged? The job must start over "
+            f"with a new checkpoint (scan.startup.mode=initial)"
+        )
+
+
+_DDL_TABLE = re.compile(
+    r"^\s*(?:/\*.*?\*/\s*)*(?:ALTER|CREATE|DROP|RENAME|TRUNCATE)\s+(?:TABLE\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?"
+    r"(?:`?(\w+)`?\.)?`?(\w+)`?",
+    re.IGNORECASE | re.DOTALL,
+)
+_CREATE_OR_ALTER = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(?:CREATE|ALTER)\s+TABLE", re.IGNORECASE | re.DOTALL)
+
+
+def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.RecordBatch]:
+    with connect(spec.connection) as c:
+        reader = BinlogReader(spec, part, c)
+        yield from reader.read()
+    yield from reader.finish()
+
+
+class BinlogReader:
+    """Reads one binlog range (a ``BinlogPartition``) into chunk rows, in binlog order.
+
+    Row values are named and typed by the job's schema history (kept current by the DDL in the
+    range) or, without one, by the server's catalogue; a table's schema is declared to the driver as
+    soon as a DDL creates or changes it. Changes a snapshot chunk already holds (at or before its HW)
+    are dropped; rows of tables without a primary key stop the reader or are skipped, as configured.
+    """
+
+    def __init__(self, spec: MySqlSourceSpec, part: BinlogPartition, connection: Any) -> None:
+        self.spec = spec
+        self.part = part
+        self.assembler = chunk_assembler(spec, BINLOG_PARTITION)
+        self.rows = 0
+        self.skipped: set[str] = set()
+        self._db_re, self._table_re = re.compile(spec.database_regex), re.compile(spec.table_regex)
+        self.history = SchemaHistory(spec.state_dir) if part.history else None
+        self.definitions = self.history.as_of(binlog_offset(part.start)) if self.history is not None else None
+        # With FULL row metadata the rows name their columns and the history gives their types;
+        # where it cannot follow a DDL, the server's current definition serves, as without one.
+        metadata = variables(connection, "binlog_row_metadata").get("binlog_row_metadata", "")
+        self.full = metadata.upper() == "FULL"
+        self.tables = Tables(spec, connection, self.definitions)
+
+    def captured(self, database: str, table: str) -> bool:
+        return bool(self._db_re.fullmatch(database) and self._table_re.fullmatch(table))
+
+    def read(self) -> Iterator[pa.RecordBatch]:
+        """The range's row changes, a batch every 4096 rows (the last one comes from ``finish``)."""
+        namer = RowColumns(self.definitions, self.captured, self.forget if self.full else None)
+        changes = binlog_rows(self.spec, self.part.start, self.part.end, self.spec.server_id, None, self.on_ddl, namer)
+        for op, database, table, before, after, position, ts in changes:
+            event = self._event(op, database, table, before, after, position, ts)
+            if event is None:
+                continue
+            self.assembler.add_events([event], SourcePosition(TOPIC, BINLOG_PARTITION, binlog_offset(position)), ts)
+            self.rows += 1
+            if self.rows % 4096 == 0:
+                batch = self.assembler.take()
+                if batch is not None:
+                    yield batch
+
+    def finish(self) -> Iterator[pa.RecordBatch]:
+        batch = self.assembler.finish()
+        if batch is not None:
+            yield batch
+        log.info("binlog read", start=list(self.part.start), end=list(self.part.end), rows=self.rows)
+
+    def _event(
+        self,
+        op: Op,
+        database: str,
+        table: str,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        position: Position,
+        ts: int,
+    ) -> DataChangeEvent | None:
+        """The row change as an event, or None when it is not emitted."""
+        image = after if after is not None else before
+        assert image is not None
+        keys = self._keys(database, table)
+        if keys is None or self._in_snapshot(database, table, keys, image, position):
+            return None
+        columns = tuple(image)
+        schema = self.tables.schema(database, table, columns)
+        normalized = self.tables.normalizer(database, table, columns)
+        return DataChangeEvent(
+            op,
+            database,
+            table,
+            schema,
+            None if before is None else normalized(before),
+            None if after is None else normalized(after),
+            ts,
+        )
+
+    def _keys(self, database: str, table: str) -> list[str] | None:
+        """The table's primary key (or --primary-keys); None when its rows are skipped."""
+        keys = self.tables.keys(database, table) or list(self.spec.parse.primary_keys)
+        if keys:
+            return keys
+        if self.spec.require_primary_key:
+            raise MySqlSourceError(f"table {database}.{table} has no primary key: give --primary-keys, or exclude it")
+        if f"{database}.{table}" not in self.skipped:
+            self.skipped.add(f"{database}.{table}")
+            log.warning("rows of a table without primary key skipped", table=f"{database}.{table}")
+        return None
+
+    def _in_snapshot(
+        self, database: str, table: str, keys: list[str], image: dict[str, Any], position: Position
+    ) -> bool:
+        """Whether the snapshot chunk of the row's key already holds this change (read as of a HW at
+        or after it)."""
+        ranges = self.part.snapshot.get(f"{database}.{table}")
+        if not ranges:
+            return False
+        key = image[keys[0]] if len(keys) == 1 else None
+        hw = next(
+            (
+                (f, p)
+                for lo, hi, f, p in ranges
+                if key is None or ((lo is None or key >= lo) and (hi is None or key < hi))
+            ),
+            None,
+        )
+        return hw is not None and binlog_offset(position) <= binlog_offset(hw)
+
+    def forget(self, name: str, position: Position, why: str) -> None:
+        """The schema history gives up on a table (FULL row metadata): the server's definition serves."""
+        assert self.history is not None and self.definitions is not None
+        self.definitions.pop(name, None)
+        self.tables.invalidate(name)
+        self.history.record(binlog_offset(position), position, {name: None})
+        log.warning("schema history gave up on a table; its definition is read from the server", table=name,
+                    why=why)  # fmt: skip
+
+    def declare(self, database: str, table: str, ts: int, position: Position) -> None:
+        """The table's schema goes to the driver at once, as Paimon applies a DDL: a table created
+        while the job runs exists before its first row (Paimon's combined mode), an added column
+        before the next row. Tables without a primary key are skipped."""
+        try:
+            columns = list(self.tables.types(database, table).items())
+            keys = self.tables.keys(database, table)
+        except Exception:  # dropped again since: nothing to declare
+            return
+        if columns and (keys or self.spec.parse.primary_keys):
+            schema = self.tables.source_schema(database, table)
+            event = DataChangeEvent(Op.INSERT, database, table, schema, None, {}, ts)
+            self.assembler.declare(event, SourcePosition(TOPIC, BINLOG_PARTITION, binlog_offset(position)))
+
+    def on_ddl(self, text: str, default_db: str | None, ts: int, position: Position) -> None:
+        if self.history is not None:
+            changed = self._follow_ddl(text, default_db, position)
+        else:
+            changed = self._ddl_without_history(text, default_db)
+        for name in changed:
+            database, table = name.split(".", 1)
+            self.tables.invalidate(name)
+            if self.captured(database, table):
+                self.declare(database, table, ts, position)
+
+    def _follow_ddl(self, text: str, default_db: str | None, position: Position) -> list[str]:
+        """Applies a DDL to the schema history; the tables it created or changed."""
+        assert self.history is not None and self.definitions is not None
+        changed: list[str] = []
+        try:
+            changes = apply_ddl(self.definitions, text, default_db)
+        except DdlError as exc:
+            match = _DDL_TABLE.match(text)
+            if not self.full or match is None:
+                raise MySqlSourceError(
+                    f"binlog {position[0]}:{position[1]}: {exc}. Without binlog_row_metadata=FULL lakecdc "
+                    f"must follow every DDL of the captured databases; set binlog_row_metadata=FULL and "
+                    f"start from a new checkpoint"
+                ) from None
+            name = f"{match.group(1) or default_db}.{match.group(2)}"
+            self.forget(name, position, str(exc))
+            changes = {}
+            changed = [name]
+        changes = {n: d for n, d in changes.items() if self._db_re.fullmatch(n.split(".", 1)[0])}
+        if changes:
+            for n, d in changes.items():
+                if d is None:
+                    self.definitions.pop(n, None)
+                else:
+                    self.definitions[n] = d
+            self.history.record(binlog_offset(position), position, changes)
+            changed += [n for n, d in changes.items() if d is not None]
+        return changed
+
+    def _ddl_without_history(self, text: str, default_db: str | None) -> list[str]:
+        """Without a history the server's catalogue serves: a created or altered table is declared
+        again, any other DDL's table read again at its next row."""
+        match = _DDL_TABLE.match(text)
+        if match is None or (match.group(1) or default_db) is None:
+            return []
+        name = f"{match.group(1) or default_db}.{match.group(2)}"
+        if _CREATE_OR_ALTER.match(text):
+            return [name]
+        self.tables.invalidate(name)
+        return []
+
+
+def ddl_between(spec: MySqlSourceSpec, start: Position, end: Position) -> bool:
+    """Whether a statement that may change a table definition lies between two positions."""
+    found: list[str] = []
+
+    def on_query(text: str, _db: str | None, _ts: int, _position: Position) -> None:
+        if text.strip().upper() not in ("BEGIN", "COMMIT", "ROLLBACK"):
+            found.append(text)
+
+    for _ in binlog_rows(spec, start, end, spec.server_id, set(), on_query):
+        pass
+    return bool(found)

@@ -1,0 +1,234 @@
+"""The snapshot phase of the MySQL source: a read task per primary-key chunk (Flink CDC's incremental
+snapshot, see ``ingest.mysql.source``), and the registry of the chunks' high watermarks the driver keeps
+beside the checkpoint."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import structlog
+
+from formats import mysql_values
+from formats.events import DataChangeEvent, Op, SourceSchema
+from ingest.mysql.binlog import binlog_rows
+from ingest.mysql.client import (
+    UNREACHABLE,
+    Backoff,
+    MySqlSourceError,
+    connect,
+    master_status,
+    quote,
+    table_definitions,
+)
+from ingest.mysql.spec import (
+    TOPIC,
+    ChunkPartition,
+    MySqlSourceSpec,
+    Position,
+    binlog_offset,
+    chunk_assembler,
+    values_as_text,
+)
+from ingest.mysql.tables import RowColumns, Tables
+from schema_evolution.errors import SourcePosition
+from schema_evolution.mysql_ddl import DdlError, apply_ddl
+from sinks.local_files import write_atomically
+
+log = structlog.get_logger(__name__)
+
+REGISTRY_FILE = "lakecdc-mysql-snapshot.json"
+
+
+class SnapshotRegistry:
+    """The HW of every snapshot chunk whose rows were handed to a commit, kept beside the
+    checkpoint (``<checkpoint>/lakecdc-mysql-snapshot.json``)."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.path = Path(state_dir) / REGISTRY_FILE
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        if not self.path.exists():
+            return {}
+        data: dict[str, dict[str, Any]] = json.loads(self.path.read_text())
+        return data
+
+    def record(self, batch_id: int, marks: list[str], committed: Callable[[str], bool]) -> None:
+        entries = self.load()
+        changed = False
+        for text in marks:
+            mark = json.loads(text)
+            key = str(mark["chunk"])
+            if key in entries and committed(mark["target"]):
+                continue  # a replay: the committed rows are as of the recorded HW
+            entries[key] = {**mark, "batch": batch_id}
+            changed = True
+        if changed:
+            write_atomically(self.path, json.dumps(entries, sort_keys=True))
+
+    def by_table(self) -> dict[str, list[tuple[int | None, int | None, str, int]]]:
+        out: dict[str, list[tuple[int | None, int | None, str, int]]] = {}
+        for e in self.load().values():
+            out.setdefault(f"{e['database']}.{e['table']}", []).append((e["lo"], e["hi"], e["hw"][0], e["hw"][1]))
+        return out
+
+
+class _ChunkChanged(Exception):
+    """The chunk's table changed while the chunk was read: read it again."""
+
+
+ChunkRows = tuple[dict[tuple[Any, ...], dict[str, Any]], dict[str, str], Position, SourceSchema]
+
+
+def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
+    """The chunk's rows as of its HW: (rows by key, column types, HW, schema)."""
+    chunk = part.chunk
+    name = f"{chunk.database}.{chunk.table}"
+    with connect(spec.connection) as c:
+        tables = Tables(spec, c)
+        types = tables.types(chunk.database, chunk.table)
+        keys = tables.keys(chunk.database, chunk.table) or list(spec.parse.primary_keys)
+        columns = tuple(types)
+        schema = tables.source_schema(chunk.database, chunk.table)
+        if keys != schema.primary_keys:
+            schema = replace(schema, primary_keys=tuple(keys))
+        low = master_status(c)
+        where, args = "", []
+        if chunk.lo is not None or chunk.hi is not None:
+            key = quote(keys[0])
+            parts = []
+            if chunk.lo is not None:
+                parts.append(f"{key} >= %s")
+                args.append(chunk.lo)
+            if chunk.hi is not None:
+                parts.append(f"{key} < %s")
+                args.append(chunk.hi)
+            where = " WHERE " + " AND ".join(parts)
+        select = ", ".join(quote(col) for col in columns)
+        rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+        with c.cursor() as cur:
+            cur.execute(f"SELECT {select} FROM {quote(chunk.database)}.{quote(chunk.table)}{where}", args)
+            for values in cur.fetchall_unbuffered() if hasattr(cur, "fetchall_unbuffered") else cur.fetchall():
+                row = dict(zip(columns, values, strict=True))
+                rows[tuple(row[k] for k in keys)] = row
+        high = master_status(c)
+        if high != low:
+            # Changes committed while the SELECT ran: apply those of this range, so the chunk is
+            # exactly the table's rows as of HW.
+            namer = None
+            on_ddl = None
+            if part.history:
+                definitions = table_definitions(c, re.escape(chunk.database), (chunk.database, chunk.table))
+                namer = RowColumns(definitions, lambda d, t: f"{d}.{t}" == name)
+
+                def on_ddl(text: str, default_db: str | None, _ts: int, position: Position) -> None:
+                    try:
+                        changed = apply_ddl(definitions, text, default_db)
+                    except DdlError:
+                        changed = {name: None}
+                    if name in changed:
+                        raise _ChunkChanged(f"binlog {position[0]}:{position[1]}: {text[:200]}")
+
+            for op, _db, _table, before, after, _pos, _ts in binlog_rows(
+                spec, low, high, spec.server_id + 1 + part.index % spec.server_id_range, {name}, on_ddl, namer
+            ):
+                image = after if after is not None else before
+                assert image is not None
+                key_values = tuple(image[k] for k in keys)
+                if len(keys) == 1 and not chunk.contains(key_values[0]):
+                    continue
+                if before is not None:
+                    rows.pop(tuple(before[k] for k in keys), None)
+                if op is not Op.DELETE and after is not None:
+                    rows[key_values] = {col: after.get(col) for col in columns}
+    return rows, types, high, schema
+
+
+def _read_chunk_rows_again(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
+    """``_read_chunk_rows``, read again after a lost connection or a DDL of the table (up to three)."""
+    import pymysql
+
+    name = f"{part.chunk.database}.{part.chunk.table}"
+    # Nothing is handed on before the chunk is complete, so a chunk whose connection dropped (a
+    # server restart, a failover) or whose table was altered meanwhile is simply read again.
+    backoff, changes = Backoff(spec.connection.connect_timeout), 0
+    while True:
+        try:
+            return _read_chunk_rows(spec, part)
+        except _ChunkChanged as exc:
+            changes += 1
+            if changes > 3:
+                raise MySqlSourceError(
+                    f"table {name} kept changing while its snapshot chunk was read ({exc})"
+                ) from None
+            log.warning("table changed while its snapshot chunk was read; reading it again", table=name, ddl=str(exc))
+        except pymysql.err.MySQLError as exc:
+            code = exc.args[0] if exc.args else None
+            # 1927: the connection was killed, 1317: the query interrupted (KILL, a failover)
+            if code not in (*UNREACHABLE, 1927, 1317) and not isinstance(exc, pymysql.err.InterfaceError):
+                raise
+            if backoff.expired():
+                raise MySqlSourceError(
+                    f"lost the connection to MySQL while reading a snapshot chunk of {name} and could not get it back "
+                    f"within connect.timeout ({exc}); the job can be restarted from its checkpoint"
+                ) from None
+            log.warning(
+                "connection lost while reading a snapshot chunk; reading it again", table=name, wait_s=backoff.wait
+            )
+            backoff.sleep()
+
+
+def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.RecordBatch]:
+    chunk = part.chunk
+    zone = mysql_values.server_zone(spec.server_time_zone)
+    to_string = values_as_text(spec)
+    name = f"{chunk.database}.{chunk.table}"
+    rows, types, high, schema = _read_chunk_rows_again(spec, part)
+    assembler = chunk_assembler(spec, part.index)
+    position = SourcePosition(TOPIC, part.index, binlog_offset(high))
+    # Snapshot rows come from a UTC session: TIMESTAMPs are UTC, made server-zone here.
+    normalized = mysql_values.RowNormalizer(types, zone, True, to_string)
+    events = [
+        DataChangeEvent(
+            Op.INSERT,
+            chunk.database,
+            chunk.table,
+            schema,
+            None,
+            normalized(row),
+            0,  # op_ts of snapshot rows is 0, as in Paimon
+        )
+        for row in rows.values()
+    ]
+    # The table's schema even when this chunk (or the whole table) has no rows: Paimon creates the
+    # table at start-up from the source schema.
+    assembler.declare(DataChangeEvent(Op.INSERT, chunk.database, chunk.table, schema, None, {}, 0), position)
+    for start in range(0, len(events), 4096):
+        assembler.add_events(events[start : start + 4096], position)
+        batch = assembler.take()
+        if batch is not None:
+            yield batch
+    target = spec.parse.router.route(chunk.database, chunk.table) or name
+    assembler.mark(
+        json.dumps(
+            {
+                "chunk": part.index,
+                "database": chunk.database,
+                "table": chunk.table,
+                "target": target,
+                "lo": chunk.lo,
+                "hi": chunk.hi,
+                "hw": list(high),
+                "rows": len(rows),
+            }
+        )
+    )
+    batch = assembler.finish()
+    if batch is not None:
+        yield batch
+    log.info("snapshot chunk read", table=name, chunk=part.index, rows=len(rows), hw=list(high))
