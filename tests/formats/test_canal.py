@@ -8,8 +8,9 @@ import pytest
 
 from formats import get_parser
 from formats.canal import parse
-from formats.events import DataChangeEvent, MessageContext, TypeSystem
+from formats.events import DataChangeEvent, MessageContext, Op, SchemaChangeEvent, TypeSystem
 from schema_evolution.errors import SourcePosition
+from tests.conftest import sample_messages
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "canal"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -40,3 +41,58 @@ def test_registry_knows_canal_and_names_the_known_formats() -> None:
         get_parser("debezium-avro")
     with pytest.raises(ValueError, match="known formats: aliyun-json, aws-dms-json, canal-json, debezium-json"):
         get_parser("protobuf")
+
+
+STEPS = DATA / "evolution" / "steps"
+
+
+def _events(path: str) -> list[DataChangeEvent | SchemaChangeEvent]:
+    return [e for value in sample_messages(STEPS / path) for e in parse(value, None, CTX)]
+
+
+def test_insert_has_after_image_and_types() -> None:
+    event = _events("step-1.txt")[0]
+    assert isinstance(event, DataChangeEvent)
+    assert event.op is Op.INSERT and event.before is None
+    assert (event.database, event.table) == ("shop", "parts")
+    assert event.after == {"shard": "1", "id": "1", "name": "bolt"}
+    assert event.schema.fields == (("shard", "INT"), ("id", "INT"), ("name", "VARCHAR(10)"))
+    assert event.schema.primary_keys == ("shard", "id")
+    assert event.schema.type_system is TypeSystem.MYSQL
+    assert event.op_ts_ms == 1720000001000  # "es", the change's time in MySQL
+
+
+def test_multi_row_insert_keeps_row_order() -> None:
+    events = _events("step-1.txt")[:2]
+    assert [e.after["id"] for e in events if isinstance(e, DataChangeEvent) and e.after] == ["1", "2"]
+    (two_rows,) = [v for v in sample_messages(STEPS / "step-2.txt") if b'"pin"' in v and b"INSERT" in v]
+    assert [e.after["id"] for e in parse(two_rows, None, CTX) if isinstance(e, DataChangeEvent) and e.after] == [
+        "5",
+        "6",
+    ]
+
+
+def test_update_before_image_is_data_overlaid_with_old() -> None:
+    (event,) = [e for e in _events("step-2.txt") if isinstance(e, DataChangeEvent) and e.op is Op.UPDATE]
+    assert event.after == {"shard": "1", "id": "2", "name": "washer", "qty": None}
+    assert event.before == {"shard": "1", "id": "2", "name": "nut", "qty": None}
+
+
+def test_delete_has_before_image_only() -> None:
+    (event,) = [e for e in _events("step-2.txt") if isinstance(e, DataChangeEvent) and e.op is Op.DELETE]
+    assert event.after is None
+    assert event.before == {"shard": "1", "id": "5", "name": "pin", "qty": "50"}
+
+
+def test_ddl_message_becomes_schema_change_event() -> None:
+    event = _events("step-2.txt")[0]
+    assert isinstance(event, SchemaChangeEvent)
+    assert (event.database, event.table) == ("shop", "parts")
+    assert event.ddl == "ALTER TABLE parts ADD COLUMN qty INT"
+
+
+def test_messages_of_one_table_share_one_schema_object() -> None:
+    a, b, c = (e for e in _events("step-1.txt") if isinstance(e, DataChangeEvent))  # two messages
+    assert a.schema is b.schema is c.schema
+    later = _events("step-2.txt")[1]
+    assert isinstance(later, DataChangeEvent) and later.schema is not a.schema

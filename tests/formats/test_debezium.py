@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from formats.debezium import parse
-from formats.events import DataChangeEvent, MessageContext, Op, SchemaChangeEvent
+from formats.events import DataChangeEvent, MessageContext, Op, SchemaChangeEvent, TypeSystem
+from schema_evolution.conversion import convert_column
 from schema_evolution.errors import MalformedMessage, SourcePosition, UnsupportedChange
+from schema_evolution.types import parse_type
+from tests.conftest import sample_messages
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "debezium"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -111,3 +114,40 @@ def test_exact_parse_path_reports_bad_json_too() -> None:
         parse(b'{"after": {"n": 12345678901234567890}', None, CTX)
     with pytest.raises(MalformedMessage, match="expected a JSON object, got list"):
         parse(b"[12345678901234567890]", None, CTX)
+
+
+def _bare() -> list[DataChangeEvent]:
+    return [_event(v) for v in sample_messages(DATA / "bare-payload.txt")]
+
+
+def test_bare_payload_insert_is_untyped() -> None:
+    event = _bare()[0]
+    assert event.op is Op.INSERT and event.before is None
+    assert (event.database, event.table, event.op_ts_ms) == ("shop", "goods", 1710000001000)
+    assert event.after == {"sku": 501, "title": "kettle", "note": "1.7 l", "weight": 1.25}
+    assert event.schema.type_system is TypeSystem.STRING
+    assert event.schema.fields == (("sku", None), ("title", None), ("note", None), ("weight", None))
+    assert event.schema.primary_keys == ()
+
+
+def test_bare_payload_partial_update_and_delete() -> None:
+    _, _, update, delete, _ = _bare()
+    assert update.op is Op.UPDATE and update.op_ts_ms == 1710000003000
+    # 'before' carries only the changed column: the before image is 'after' overlaid with it
+    assert update.after == {"sku": 502, "title": "toaster", "note": "2 slots", "weight": 2.75}
+    assert update.before == dict(update.after, weight=2.5)
+    assert delete.op is Op.DELETE and delete.after is None
+    assert delete.before == {"sku": 501, "title": "kettle", "note": "1.7 l", "weight": 1.25}
+
+
+def test_bare_payload_messages_of_one_table_share_one_schema_until_a_column_appears() -> None:
+    first, second, *_, wider = _bare()
+    assert first.schema is second.schema
+    assert [n for n, _ in wider.schema.fields] == [n for n, _ in first.schema.fields] + ["color", "dims"]
+
+
+def test_bare_payload_nested_values_are_kept_for_string_columns() -> None:
+    wider = _bare()[-1]
+    assert wider.after is not None and wider.after["note"] is None
+    assert wider.after["dims"] == {"h": 40, "w": [18, 20]}
+    assert convert_column("dims", [wider.after["dims"]], parse_type("STRING")).to_pylist() == ['{"h":40,"w":[18,20]}']

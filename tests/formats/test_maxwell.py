@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from formats.events import DataChangeEvent, MessageContext, Op, SchemaChangeEvent
+from formats.events import DataChangeEvent, MessageContext, Op, SchemaChangeEvent, TypeSystem
 from formats.maxwell import parse
 from schema_evolution.conversion import convert_column
 from schema_evolution.errors import SourcePosition
 from schema_evolution.types import string
+from tests.conftest import sample_messages
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "maxwell"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -75,3 +76,39 @@ def test_bootstrap_rows_are_inserts_and_markers_carry_nothing() -> None:
     (event,) = parse((DATA / "bootstrap-insert.json").read_bytes(), None, CTX)
     assert isinstance(event, DataChangeEvent) and event.op is Op.INSERT and event.after
     assert parse((DATA / "bootstrap-start.json").read_bytes(), None, CTX) == []
+
+
+def _rows() -> list[DataChangeEvent]:
+    out = [e for v in sample_messages(DATA / "insert-update-delete.txt") for e in parse(v, None, CTX)]
+    assert all(isinstance(e, DataChangeEvent) for e in out)
+    return out  # type: ignore[return-value]
+
+
+def test_insert_has_after_image_keys_and_seconds_timestamp() -> None:
+    event = _rows()[0]
+    assert event.op is Op.INSERT and event.before is None
+    assert (event.database, event.table) == ("shop", "lamps")
+    assert event.after == {"code": "L-1", "watts": 40, "shade": "linen", "price": 19.9}
+    assert event.schema.fields == (("code", None), ("watts", None), ("shade", None), ("price", None))
+    assert event.schema.type_system is TypeSystem.STRING
+    assert event.schema.primary_keys == ("code",)
+    assert event.op_ts_ms == 1712000001000  # "ts" is in seconds
+
+
+def test_update_before_image_is_data_overlaid_with_old_and_nulls_stay_null() -> None:
+    update = _rows()[2]
+    assert update.op is Op.UPDATE
+    assert update.after == {"code": "L-2", "watts": 60, "shade": "paper", "price": 22.0}
+    assert update.before == {**update.after, "shade": None, "price": 24.5}  # "old": the shade WAS null
+
+
+def test_delete_has_the_row_as_before_image() -> None:
+    delete = _rows()[3]
+    assert delete.op is Op.DELETE and delete.after is None
+    assert delete.before == {"code": "L-1", "watts": 40, "shade": "linen", "price": 19.9}
+
+
+def test_added_column_changes_the_schema_and_same_columns_share_one() -> None:
+    first, second, update, delete, wider = _rows()
+    assert first.schema is second.schema is update.schema is delete.schema
+    assert [n for n, _ in wider.schema.fields] == ["code", "watts", "shade", "price", "socket"]

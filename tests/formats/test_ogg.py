@@ -6,11 +6,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from formats.events import DataChangeEvent, MessageContext, Op
+from formats.events import DataChangeEvent, MessageContext, Op, TypeSystem
 from formats.ogg import parse
 from schema_evolution.conversion import convert_column
 from schema_evolution.errors import SourcePosition
 from schema_evolution.types import string
+from tests.conftest import sample_messages
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ogg"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -67,3 +68,39 @@ def test_op_ts_with_a_zone_offset_is_honoured() -> None:
     event = _one("op-ts-with-zone.json")
     assert event.op is Op.DELETE and event.before == {"EVENT": "login"}
     assert event.op_ts_ms == _ms("2024-01-02 03:04:05.500")
+
+
+def _rows() -> list[DataChangeEvent]:
+    out = [e for v in sample_messages(DATA / "insert-update-delete.txt") for e in parse(v, None, CTX)]
+    assert all(isinstance(e, DataChangeEvent) for e in out)
+    return out  # type: ignore[return-value]
+
+
+def test_insert_splits_table_at_the_dot_and_reads_op_ts_as_utc() -> None:
+    event = _rows()[0]
+    assert event.op is Op.INSERT and event.before is None
+    assert (event.database, event.table) == ("WH", "BINS")
+    assert event.after == {"BIN_ID": 11, "AISLE": "A", "LEVEL": 1, "LOAD": 12.5}
+    assert event.schema.fields == (("BIN_ID", None), ("AISLE", None), ("LEVEL", None), ("LOAD", None))
+    assert event.schema.type_system is TypeSystem.STRING
+    assert event.schema.primary_keys == ("BIN_ID",)
+    assert event.op_ts_ms == _ms("2024-03-01 06:00:01.250")
+
+
+def test_update_carries_before_and_after() -> None:
+    event = _rows()[2]
+    assert event.op is Op.UPDATE
+    assert event.before == {"BIN_ID": 12, "AISLE": "B", "LEVEL": 2, "LOAD": 0.0}
+    assert event.after == {"BIN_ID": 12, "AISLE": "B", "LEVEL": 2, "LOAD": 7.75}
+    assert event.op_ts_ms == _ms("2024-03-01 06:10:00.500")
+
+
+def test_delete_has_before_image_only() -> None:
+    event = _rows()[3]
+    assert event.op is Op.DELETE and event.after is None
+    assert event.before == {"BIN_ID": 11, "AISLE": "A", "LEVEL": 1, "LOAD": 12.5}
+
+
+def test_messages_with_the_same_columns_share_one_schema_object() -> None:
+    a, b, c, d = _rows()
+    assert a.schema is b.schema is c.schema is d.schema

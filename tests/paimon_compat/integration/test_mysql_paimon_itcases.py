@@ -19,7 +19,7 @@ from ingest.cli.settings import SyncSettings
 from ingest.job import JobFailed, run
 from schema_evolution.types import parse_type
 from sinks.table.catalog import Catalog
-from tests.mysql_setup import CHANGED_OPTIONS, load_paimon_script, paimon_conf
+from tests.paimon_compat.mysql_setup import CHANGED_OPTIONS, load_paimon_script, paimon_conf
 from tests.paimon_read import java_rows, paimon_comments, paimon_schema
 
 

@@ -1,4 +1,4 @@
-"""Loading Apache Paimon's MySQL ITCase set-up scripts (read in place from ../shared) into a
+"""Loading Apache Paimon's MySQL ITCase set-up scripts (read in place, tests/paimon_compat/samples.py) into a
 test MariaDB, with the user those scripts grant to."""
 
 from __future__ import annotations
@@ -9,10 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from deploy.local_mariadb import LocalMariaDB
-from tests.conftest import SAMPLES
-
-SCRIPTS = SAMPLES.parent / "paimon-mysql"
-
+from tests.paimon_compat.samples import SCRIPTS
 
 # The options Paimon's testOptionsChange and testNewlyAddedTablesOptionsChange give a second job.
 CHANGED_OPTIONS = {

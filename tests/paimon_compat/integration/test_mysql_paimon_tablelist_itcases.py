@@ -19,7 +19,7 @@ import pytest
 
 from deploy.local_mariadb import LocalMariaDB
 from sinks.table.catalog import Catalog
-from tests.mysql_setup import private_server, sync_database
+from tests.paimon_compat.mysql_setup import private_server, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 EXISTING = {

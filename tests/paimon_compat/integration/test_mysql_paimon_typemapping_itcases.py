@@ -19,7 +19,7 @@ from deploy.local_mariadb import LocalMariaDB
 from ingest.cli.settings import SyncSettings
 from ingest.job import run
 from sinks.table.catalog import Catalog
-from tests.mysql_setup import load_paimon_script, paimon_conf, sync_database
+from tests.paimon_compat.mysql_setup import load_paimon_script, paimon_conf, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 

@@ -10,7 +10,7 @@ import pytest
 from deploy.local_kafka import LocalKafka
 from ingest.cli.settings import SyncSettings
 from ingest.job import JobFailed, run
-from tests.conftest import SAMPLES, sample_messages
+from tests.paimon_compat.samples import SAMPLES, sample_messages
 from tests.paimon_read import java_rows, paimon_schema
 
 TABLE = "paimon_sync_table.t"

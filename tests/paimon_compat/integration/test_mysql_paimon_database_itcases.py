@@ -15,7 +15,7 @@ from deploy.local_mariadb import LocalMariaDB
 from ingest.job import JobFailed
 from schema_evolution.types import int_, string, varchar
 from sinks.table.catalog import Catalog
-from tests.mysql_setup import CHANGED_OPTIONS, private_server, sync_database
+from tests.paimon_compat.mysql_setup import CHANGED_OPTIONS, private_server, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 T1 = [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")]
@@ -345,7 +345,7 @@ def test_newly_added_tables_options_change(source: LocalMariaDB, tmp_path: Path)
     # the table the first job made).
     from ingest.cli.settings import SyncSettings
     from ingest.job import run
-    from tests.mysql_setup import paimon_conf
+    from tests.paimon_compat.mysql_setup import paimon_conf
 
     db, wh, s = source, str(tmp_path), "newly_added_tables_option_schange"
     db.execute("INSERT INTO t1 VALUES (1, 'one')", "INSERT INTO t1 VALUES (3, 'three')", database=s)
