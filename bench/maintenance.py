@@ -37,7 +37,7 @@ from bench.results import write_report
 from schema_evolution.types import bigint, int_, varchar
 from sinks.compaction import compactor
 from sinks.lifecycle import expire
-from sinks.store import paimon_store as store
+from sinks.store import manifests, tables
 from sinks.table.catalog import Catalog
 
 KEYS = 20_000
@@ -125,9 +125,9 @@ def run_mode(root: Path, mode: str, commits: int, rows: int) -> dict[str, Any]:
             expire.expire_snapshots(wh, {}, "db.t")
             maintenance_s.append(time.perf_counter() - started)
     read_s, row_count = _read_seconds(wh)
-    paimon_table = store.open_table(wh, {}, "db.t")
-    files = sum(len(m) for m in store.live_files(paimon_table).values())
-    manifests = len(store.snapshot_manifests(paimon_table, store.latest_snapshot(paimon_table)))
+    paimon_table = tables.open_table(wh, {}, "db.t")
+    files = sum(len(m) for m in manifests.live_files(paimon_table).values())
+    manifest_count = len(manifests.snapshot_manifests(paimon_table, tables.latest_snapshot(paimon_table)))
     disk = sum(p.stat().st_size for p in Path(wh).rglob("*") if p.is_file())
     tail = commit_s[-100:]
     return {
@@ -138,7 +138,7 @@ def run_mode(root: Path, mode: str, commits: int, rows: int) -> dict[str, Any]:
         "commit_last_ms": 1000 * statistics.mean(tail),
         "maintenance_ms": 1000 * statistics.mean(maintenance_s) if maintenance_s else 0.0,
         "files": files,
-        "manifests": manifests,
+        "manifests": manifest_count,
         "snapshots": len(paimon_table.snapshot_manager().list_snapshots()),
         "disk_mb": disk / 2**20,
     }

@@ -162,9 +162,9 @@ def _local_time_ms(text: str, option: str) -> int:
 def _drop_partition(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     from sinks.compaction.compactor import partition_values
     from sinks.lifecycle.partitions import drop_partitions
-    from sinks.store import paimon_store as store
+    from sinks.store.tables import open_table
 
-    table = store.open_table(args.warehouse, catalog_conf, f"{args.database}.{args.table}")
+    table = open_table(args.warehouse, catalog_conf, f"{args.database}.{args.table}")
     values = [partition_values(table, spec) for spec in _partitions(args.partition)]
     drop_partitions(table, values)
     print(f"lakecdc: {args.database}.{args.table}: dropped {len(values)} partition(s)")
@@ -174,7 +174,7 @@ def _drop_partition(args: argparse.Namespace, catalog_conf: dict[str, str]) -> i
 def _rescale(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     from sinks.compaction.compactor import partition_values
     from sinks.compaction.rescale import rescale
-    from sinks.store import paimon_store as store
+    from sinks.store.tables import open_table
 
     identifier = f"{args.database}.{args.table}"
     partition = None
@@ -182,7 +182,7 @@ def _rescale(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
         specs = _partitions(args.partition)
         if len(specs) != 1:
             raise ValueError("rescale takes one --partition at a time")
-        table = store.open_table(args.warehouse, catalog_conf, identifier)
+        table = open_table(args.warehouse, catalog_conf, identifier)
         values = partition_values(table, specs[0])
         partition = dict(zip([f.name for f in table.partition_keys_fields], values, strict=True))
     report = rescale(args.warehouse, catalog_conf, identifier, args.bucket_num, partition)
@@ -254,9 +254,9 @@ def _expire(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
 
 
 def _create_tag(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
-    from sinks.store import paimon_store as store
+    from sinks.store.tables import open_table
 
-    table = store.open_table(args.warehouse, catalog_conf, f"{args.database}.{args.table}")
+    table = open_table(args.warehouse, catalog_conf, f"{args.database}.{args.table}")
     table.create_tag(args.tag_name, args.snapshot, False, args.time_retained)
     tag = table.tag_manager().get(args.tag_name)
     print(f"lakecdc: tag '{args.tag_name}' created on snapshot {tag.trim_to_snapshot().id}")
@@ -264,9 +264,9 @@ def _create_tag(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
 
 
 def _delete_tag(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
-    from sinks.store import paimon_store as store
+    from sinks.store.tables import open_table
 
-    table = store.open_table(args.warehouse, catalog_conf, f"{args.database}.{args.table}")
+    table = open_table(args.warehouse, catalog_conf, f"{args.database}.{args.table}")
     missing = []
     for name in (n.strip() for n in args.tag_name.split(",") if n.strip()):
         if table.delete_tag(name):

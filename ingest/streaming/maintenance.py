@@ -26,12 +26,13 @@ from sinks.compaction.lsm import CompactionOptions
 from sinks.lifecycle import auto_tags, expire, partitions
 from sinks.lifecycle.auto_tags import AutoTagOptions
 from sinks.lifecycle.partition_expiry import PartitionExpiryOptions
-from sinks.store import paimon_store as store
+from sinks.store.commits import CompactChange, commit_compaction
+from sinks.store.tables import open_table
 
 log = structlog.get_logger(__name__)
 
 
-def _compact_task(task: compactor.Task) -> store.CompactChange:
+def _compact_task(task: compactor.Task) -> CompactChange:
     logs.configure_once()
     return compactor.compact_task(task)
 
@@ -55,7 +56,7 @@ class StreamMaintenance:
         active: dict[str, AutoTagOptions | None] = {}  # table -> its automatic-tag options
         expiring: list[str] = []  # tables whose partition-expiry check is due
         for table in tables:
-            paimon_table = store.open_table(self.warehouse, self.catalog_options, table)
+            paimon_table = open_table(self.warehouse, self.catalog_options, table)
             options = paimon_table.options.options.to_map()
             opts = CompactionOptions.from_table_options(options)
             if opts.write_only:
@@ -86,14 +87,14 @@ class StreamMaintenance:
             started = time.monotonic()
             # One Spark task per bucket; only file metadata travels back to the driver.
             changes = spark.sparkContext.parallelize(tasks, len(tasks)).map(_compact_task).collect()
-            by_table: dict[str, list[store.CompactChange]] = defaultdict(list)
+            by_table: dict[str, list[CompactChange]] = defaultdict(list)
             for task, change in zip(tasks, changes, strict=True):
                 by_table[task.table].append(change)
             for table, table_changes in by_table.items():
-                paimon_table = store.open_table(self.warehouse, self.catalog_options, table)
+                paimon_table = open_table(self.warehouse, self.catalog_options, table)
                 # The job's commit user and the batch id, as Paimon's writers do: a replayed batch
                 # finds its data commit done and simply compacts what is there now.
-                result = store.commit_compaction(paimon_table, self.commit_user, batch_id, table_changes)
+                result = commit_compaction(paimon_table, self.commit_user, batch_id, table_changes)
                 self.compactions += result.committed
                 log.info(
                     "compacted" if result.committed else "compaction dropped after a conflict",
@@ -113,7 +114,7 @@ class StreamMaintenance:
         for table, tag_options in active.items():
             # Automatic tags first: a tag keeps its snapshot's files through the expiry below.
             if tag_options is not None:
-                auto_tags.apply(store.open_table(self.warehouse, self.catalog_options, table), tag_options)
+                auto_tags.apply(open_table(self.warehouse, self.catalog_options, table), tag_options)
             self.expired_snapshots += expire.expire_snapshots(
                 self.warehouse, self.catalog_options, table
             ).expired_snapshots

@@ -1,6 +1,6 @@
 """Compaction of append tables (no primary key): plan on the driver with Paimon's rules
 (``sinks.compaction.append_picks``), rewrite on executors, commit as the same COMPACT snapshot as
-primary-key compaction (``paimon_store.commit_compaction``, with its conflict detection).
+primary-key compaction (``sinks.store.commits.commit_compaction``, with its conflict detection).
 
 Append files need no merging to read right, so a task only concatenates its files — in write
 order, streaming batch by batch — into files of about ``target-file-size``. Nothing is dropped or
@@ -24,7 +24,7 @@ from sinks.compaction.append_picks import (
     pick_bucketed,
     pick_bucketed_full,
 )
-from sinks.store import paimon_store as store
+from sinks.store import commits, data_files, manifests, tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ def unsupported(table: Any) -> str | None:
     for option in ("row-tracking.enabled", "data-evolution.enabled"):
         if str(options.get(option, "false")).strip().lower() == "true":
             return f"{option}=true (rewriting files would have to keep their row ids)"
-    snapshot = store.latest_snapshot(table)
+    snapshot = tables.latest_snapshot(table)
     if snapshot is not None and snapshot.index_manifest:
         return "the table has index files (deletion vectors written elsewhere), which compaction would have to rewrite"
     return None
@@ -81,7 +81,7 @@ def plan(
     opts = AppendCompactionOptions.from_table_options(table.options.options.to_map())
     unaware = int(table.total_buckets) == -1
     tasks: list[AppendTask] = []
-    for (partition, bucket), metas in sorted(store.live_files(table).items(), key=lambda kv: repr(kv[0])):
+    for (partition, bucket), metas in sorted(manifests.live_files(table).items(), key=lambda kv: repr(kv[0])):
         if wanted and partition not in wanted:
             continue
         by_name = {m.file_name: m for m in metas}
@@ -102,16 +102,18 @@ def plan(
     return tasks
 
 
-def compact_files(task: AppendTask) -> store.CompactChange:
+def compact_files(task: AppendTask) -> commits.CompactChange:
     """Rewrite one task's files as few (runs on an executor)."""
-    table = store.open_table(task.warehouse, task.catalog_options, task.table)
-    schema = store.keyed_schema(table)
+    table = tables.open_table(task.warehouse, task.catalog_options, task.table)
+    schema = data_files.keyed_schema(table)
     opts = AppendCompactionOptions.from_table_options(table.options.options.to_map())
 
     def chunks() -> Iterator[pa.Table]:
         for meta in task.files:
-            yield from store.iter_data_file(table, task.partition, task.bucket, meta, schema)
+            yield from data_files.iter_data_file(table, task.partition, task.bucket, meta, schema)
 
     first = int(task.files[0].min_sequence_number)
-    after = store.write_append_files(table, task.partition, task.bucket, chunks(), schema, first, opts.target_file_size)
-    return store.CompactChange(task.partition, task.bucket, list(task.files), after)
+    after = data_files.write_append_files(
+        table, task.partition, task.bucket, chunks(), schema, first, opts.target_file_size
+    )
+    return commits.CompactChange(task.partition, task.bucket, list(task.files), after)

@@ -26,10 +26,18 @@ from sinks.compaction import deletion_vectors as dv
 from sinks.compaction.append_compactor import AppendTask
 from sinks.compaction.append_picks import PartitionAges
 from sinks.compaction.full_changelog import ChangelogOptions, full_changelog, lookup_changelog
-from sinks.compaction.lsm import CompactionOptions, CompactUnit, pick_force_up_level0, pick_full, pick_universal
+from sinks.compaction.lsm import (
+    CompactionOptions,
+    CompactUnit,
+    LsmFile,
+    pick_force_up_level0,
+    pick_full,
+    pick_universal,
+)
 from sinks.compaction.merge_engines import MergeOptions, merge_sorted
 from sinks.compaction.record_expiry import RecordExpiry
-from sinks.store import paimon_store as store
+from sinks.store import commits, data_files, index, manifests, tables
+from sinks.store.files import KIND, RETRACT_KINDS, SEQUENCE, data_file_path, delete_data_files, min_value, with_level
 
 log = structlog.get_logger(__name__)
 
@@ -86,17 +94,15 @@ def merge_rows(
         return data
     direction = "descending" if sequence_descending else "ascending"
     order = [(k, "ascending") for k in keys] + [(f, direction) for f in sequence_fields]
-    order.append((store.SEQUENCE, "ascending"))
+    order.append((SEQUENCE, "ascending"))
     # Java orders null sequence.field values first in either sort order (a null never wins);
     # keys are never null.
     data = data.take(pc.sort_indices(data, sort_keys=order, null_placement="at_start"))
-    merged = merge_sorted(
-        data, keys, engine or MergeOptions(), store.SEQUENCE, store.KIND, primary_keys, sequence_fields
-    )
+    merged = merge_sorted(data, keys, engine or MergeOptions(), SEQUENCE, KIND, primary_keys, sequence_fields)
     if not drop_delete:
         return merged
-    kinds = merged.column(store.KIND).combine_chunks()
-    return merged.filter(pc.invert(pc.is_in(kinds, pa.array(store.RETRACT_KINDS, pa.int8()))))
+    kinds = merged.column(KIND).combine_chunks()
+    return merged.filter(pc.invert(pc.is_in(kinds, pa.array(RETRACT_KINDS, pa.int8()))))
 
 
 def _without_older_keys(older: Sequence[pa.Table], keys: Sequence[str], merged: pa.Table) -> pa.Table:
@@ -112,13 +118,13 @@ def _without_older_keys(older: Sequence[pa.Table], keys: Sequence[str], merged: 
 
 
 def _read_cached(
-    table: Any, task: BucketTask, meta: Any, schema: store.KeyedSchema, options: Mapping[str, str]
+    table: Any, task: BucketTask, meta: Any, schema: data_files.KeyedSchema, options: Mapping[str, str]
 ) -> pa.Table:
     """An upper-level file the compaction looks keys up in, through the worker's file cache."""
-    path = store.data_file_path(table, task.partition, task.bucket, meta)
+    path = data_file_path(table, task.partition, task.bucket, meta)
     return lookup_cache.FILES.get(
         (path, schema.schema_id),
-        lambda: store.read_data_file(table, task.partition, task.bucket, meta, schema),
+        lambda: data_files.read_data_file(table, task.partition, task.bucket, meta, schema),
         lookup_cache.budget(options),
     )
 
@@ -142,36 +148,36 @@ def _split(data: pa.Table, target_bytes: int) -> list[pa.Table]:
 Task = BucketTask | AppendTask
 
 
-def compact_task(task: Task) -> store.CompactChange:
+def compact_task(task: Task) -> commits.CompactChange:
     """Run one planned task (on an executor)."""
     if isinstance(task, AppendTask):
         return append_compactor.compact_files(task)
     return compact_bucket(task)
 
 
-def compact_bucket(task: BucketTask) -> store.CompactChange:
+def compact_bucket(task: BucketTask) -> commits.CompactChange:
     """Merge one bucket's unit into ``task.output_level`` (runs on an executor)."""
-    table = store.open_table(task.warehouse, task.catalog_options, task.table)
+    table = tables.open_table(task.warehouse, task.catalog_options, task.table)
     options = table.options.options.to_map()
     expiry = RecordExpiry.from_table_options(options)
     now = int(time.time())
     files = list(task.files)
-    loaded = store.read_vectors(table, task.partition, task.bucket, task.vector_files) if task.vector_files else {}
+    loaded = index.read_vectors(table, task.partition, task.bucket, task.vector_files) if task.vector_files else {}
     # (a vector of a file no longer in the bucket is dropped on the way: readers refuse those)
     present = {f.file_name for f in (*files, *task.lookup)}
     vectors = {name: bitmap for name, bitmap in loaded.items() if name in present}
     only = files[0] if len(files) == 1 and not task.lookup and not task.changelog and not loaded else None
-    if only is not None and expiry is not None and expiry.expired(store.min_value(table, only, expiry.time_field), now):
+    if only is not None and expiry is not None and expiry.expired(min_value(table, only, expiry.time_field), now):
         only = None  # Java rewrites a file with expired records rather than upgrading it
     # (first-row must filter by the files looked up; a changelog needs the rows read)
     if only is not None and (not task.drop_delete or not only.delete_row_count):
         # Paimon's upgrade: a lone file holds one sorted run already; moving it up a level
         # (same file, new level) is all the merge would do.
-        return store.CompactChange(task.partition, task.bucket, [only], [store.with_level(only, task.output_level)])
-    schema = store.keyed_schema(table)
+        return commits.CompactChange(task.partition, task.bucket, [only], [with_level(only, task.output_level)])
+    schema = data_files.keyed_schema(table)
     engine = MergeOptions.from_table_options(options)
     parts = [
-        dv.live(store.read_data_file(table, task.partition, task.bucket, f, schema), vectors.get(f.file_name))
+        dv.live(data_files.read_data_file(table, task.partition, task.bucket, f, schema), vectors.get(f.file_name))
         for f in files
     ]
     if expiry is not None:
@@ -233,9 +239,9 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
         from_top = np.concatenate(
             [np.full(p.num_rows, f.level == task.max_level) for p, f in zip(parts, files, strict=True)]
         )
-        changelog = full_changelog(rows, from_top, merged, schema.keys, values, store.SEQUENCE, store.KIND, log_options)
-        kinds = merged.column(store.KIND).combine_chunks()
-        merged = merged.filter(pc.invert(pc.is_in(kinds, pa.array(store.RETRACT_KINDS, pa.int8()))))
+        changelog = full_changelog(rows, from_top, merged, schema.keys, values, SEQUENCE, KIND, log_options)
+        kinds = merged.column(KIND).combine_chunks()
+        merged = merged.filter(pc.invert(pc.is_in(kinds, pa.array(RETRACT_KINDS, pa.int8()))))
     if lookup_log:
         # Only the keys level 0 brings can change: merging just their rows keeps the cost of each
         # commit's changelog with the commit's size rather than the bucket's (Paimon looks them up).
@@ -246,7 +252,7 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
         # every level-0 row has a wanted key: no join needed for them
         now = merge(pa.concat_tables([new_rows, *upper]), False)
         changelog = lookup_changelog(
-            before, now, changed, schema.keys, values, store.KIND, log_options, engine.engine == "first-row"
+            before, now, changed, schema.keys, values, KIND, log_options, engine.engine == "first-row"
         )
     if older and engine.engine == "first-row":
         merged = _without_older_keys(older, schema.keys, merged)
@@ -255,22 +261,24 @@ def compact_bucket(task: BucketTask) -> store.CompactChange:
     logs: list[Any] = []
     try:
         for part in _split(merged, target):
-            after.append(store.write_data_file(table, task.partition, task.bucket, part, task.output_level, schema))
+            after.append(
+                data_files.write_data_file(table, task.partition, task.bucket, part, task.output_level, schema)
+            )
         for part in _split(changelog, target) if changelog is not None else ():
             logs.append(
-                store.write_data_file(
+                data_files.write_data_file(
                     table, task.partition, task.bucket, part, task.output_level, schema, prefix="changelog-"
                 )
             )
         index_after = []
         if vectors != loaded:
-            written = store.write_vectors(table, task.partition, task.bucket, vectors)
+            written = index.write_vectors(table, task.partition, task.bucket, vectors)
             index_after = [written] if written is not None else []
     except Exception:
-        store.delete_data_files(table, task.partition, task.bucket, after + logs)
+        delete_data_files(table, task.partition, task.bucket, after + logs)
         raise
     index_before = list(task.vector_files) if vectors != loaded else []
-    return store.CompactChange(task.partition, task.bucket, files, after, logs, index_before, index_after)
+    return commits.CompactChange(task.partition, task.bucket, files, after, logs, index_before, index_after)
 
 
 def needs_level0_lifted(options: Mapping[str, str]) -> bool:
@@ -294,7 +302,7 @@ def plan(
     level 0 at every call (Paimon's ``ForceUpLevel0Compaction``): their readers skip level 0. MOW
     readers do not merge the levels above it either, so the older versions of the lifted keys are
     marked in deletion vectors (``sinks.compaction.deletion_vectors``)."""
-    table = store.open_table(warehouse, catalog_options, identifier)
+    table = tables.open_table(warehouse, catalog_options, identifier)
     options = table.options.options.to_map()
     wanted = [partition_values(table, p) for p in partitions]
     if not table.is_primary_key_table:
@@ -315,22 +323,20 @@ def plan(
     # commit lifts level 0 and marks the older versions it replaces in deletion vectors.
     lifts = engine.engine == "first-row" or producer == "lookup" or mow
     pick = pick_full if full else pick_force_up_level0 if lifts else pick_universal
-    snapshot = store.latest_snapshot(table)
-    vector_files = store.vector_index_files(table, snapshot) if mow else {}
+    snapshot = tables.latest_snapshot(table)
+    vector_files = index.vector_index_files(table, snapshot) if mow else {}
     tasks: list[Task] = []
-    for (partition, bucket), metas in sorted(store.live_files(table, snapshot).items(), key=lambda kv: repr(kv[0])):
+    for (partition, bucket), metas in sorted(manifests.live_files(table, snapshot).items(), key=lambda kv: repr(kv[0])):
         if wanted and partition not in wanted:
             continue
-        lsm = [store.lsm_file(m) for m in metas]
+        lsm = [LsmFile.of(m) for m in metas]
         if pick is pick_full:
             # A bucket that is one top-level run already: Java's full compaction still rewrites its
             # files that hold expired records or have a deletion vector.
             rewrite = {name for f in vector_files.get((partition, bucket), ()) for name in f.dv_ranges or {}}
             if expiry is not None:
                 now = int(time.time())
-                rewrite |= {
-                    m.file_name for m in metas if expiry.expired(store.min_value(table, m, expiry.time_field), now)
-                }
+                rewrite |= {m.file_name for m in metas if expiry.expired(min_value(table, m, expiry.time_field), now)}
             unit: CompactUnit | None = pick_full(lsm, opts, rewrite)
         else:
             unit = pick(lsm, opts)
@@ -398,10 +404,10 @@ def partition_values(table: Any, spec: Mapping[str, str]) -> tuple[Any, ...]:
     return tuple(values)
 
 
-Runner = Callable[[Sequence[Task]], list[store.CompactChange]]
+Runner = Callable[[Sequence[Task]], list[commits.CompactChange]]
 
 
-def run_locally(tasks: Sequence[Task]) -> list[store.CompactChange]:
+def run_locally(tasks: Sequence[Task]) -> list[commits.CompactChange]:
     return [compact_task(t) for t in tasks]
 
 
@@ -422,8 +428,8 @@ def compact(
     if not tasks:
         return CompactionReport(identifier, 0, 0, 0, False, 0, time.monotonic() - started)
     changes = runner(tasks)
-    table = store.open_table(warehouse, catalog_options, identifier)
-    result = store.commit_compaction(table, commit_user, commit_identifier, changes)
+    table = tables.open_table(warehouse, catalog_options, identifier)
+    result = commits.commit_compaction(table, commit_user, commit_identifier, changes)
     report = CompactionReport(
         table=identifier,
         buckets=len({(c.partition, c.bucket) for c in changes}),

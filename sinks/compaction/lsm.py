@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sinks.option_values import parse_memory_size, whole_number
+
+if TYPE_CHECKING:
+    from sinks.store.paimon_types import DataFileMeta
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,17 @@ class LsmFile:
     size: int
     min_sequence: int
     max_sequence: int
+
+    @classmethod
+    def of(cls, meta: DataFileMeta) -> LsmFile:
+        """A data file's planning view, from its pypaimon metadata."""
+        return cls(
+            name=meta.file_name,
+            level=int(meta.level),
+            size=int(meta.file_size),
+            min_sequence=int(meta.min_sequence_number),
+            max_sequence=int(meta.max_sequence_number),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,14 +17,27 @@ and data manifests — and those go by the changelog retention (Java's ``ExpireC
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import structlog
 
 from sinks.lifecycle.retention import RetentionOptions, expire_changelog_until, expire_until
-from sinks.store import paimon_store as store
+from sinks.store.changelogs import (
+    long_lived_changelog_ids,
+    long_lived_changelog_path,
+    read_long_lived_changelog,
+    remove_changelog_hints,
+    set_changelog_hint,
+    write_long_lived_changelog,
+)
+from sinks.store.files import FILE_SOURCE_COMPACT, data_file_path
+from sinks.store.manifests import ManifestWalker
+from sinks.store.tables import open_table, tag_snapshots
+
+if TYPE_CHECKING:
+    from sinks.store.paimon_types import Changelog, FileIO, FileStoreTable, Snapshot
 
 log = structlog.get_logger(__name__)
 
@@ -40,70 +53,6 @@ class ExpireReport:
     expired_changelogs: int = 0
 
 
-class _Reader:
-    """Manifest reads for one expiry run, each manifest file read once."""
-
-    def __init__(self, table: Any) -> None:
-        from pypaimon.manifest.manifest_file_manager import ManifestFileManager
-        from pypaimon.manifest.manifest_list_manager import ManifestListManager
-
-        self.table = table
-        self.lists = ManifestListManager(table)
-        self.files = ManifestFileManager(table)
-        self._entries: dict[str, list[Any]] = {}
-
-    def manifest_list(self, name: str | None) -> list[Any]:
-        """A manifest list's manifests; none when it is gone (a long-lived changelog names the data
-        lists its snapshot's expiry removed — Java's ``tryReadManifestList``)."""
-        if not name or not self.table.file_io.exists(f"{self.table.table_path.rstrip('/')}/manifest/{name}"):
-            return []
-        return list(self.lists.read(name))
-
-    def entries(self, manifest: Any) -> list[Any]:
-        name = manifest.file_name
-        if name not in self._entries:
-            self._entries[name] = list(self.files.read(name, drop_stats=True))
-        return self._entries[name]
-
-    def manifests_of(self, snapshot: Any) -> list[Any]:
-        return self.manifest_list(snapshot.base_manifest_list) + self.manifest_list(snapshot.delta_manifest_list)
-
-    def live_data(self, snapshot: Any) -> set[str]:
-        live: dict[tuple[Any, ...], str] = {}
-        for manifest in self.manifests_of(snapshot):
-            for e in self.entries(manifest):
-                key = (tuple(e.partition.values), e.bucket, e.file.level, e.file.file_name)
-                if e.kind == 0:
-                    live[key] = e.file.file_name
-                else:
-                    live.pop(key, None)
-        return set(live.values())
-
-    def index_files(self, snapshot: Any) -> dict[str, str]:
-        """Index manifest entries of a snapshot as {file name: path}."""
-        if not snapshot.index_manifest:
-            return {}
-        from pypaimon.manifest.index_manifest_file import IndexManifestFile
-
-        factory = self.table.path_factory()
-        out: dict[str, str] = {}
-        for e in IndexManifestFile(self.table).read(snapshot.index_manifest):
-            if e.kind == 0:
-                path = factory.bucket_index_path(tuple(e.partition.values), e.bucket, e.index_file)
-                out[e.index_file.file_name] = path
-        return out
-
-
-def _tag_snapshots(table: Any) -> list[Any]:
-    manager = table.tag_manager()
-    out = []
-    for name in manager.list_tags():
-        tag = manager.get(name)
-        if tag is not None:
-            out.append(tag.trim_to_snapshot())
-    return out
-
-
 def expire_snapshots(
     warehouse: str,
     catalog_options: Mapping[str, str],
@@ -112,7 +61,7 @@ def expire_snapshots(
     now_ms: int | None = None,
 ) -> ExpireReport:
     """Expire one table's snapshots by its retention options (``overrides`` win over them)."""
-    table = store.open_table(warehouse, catalog_options, identifier)
+    table = open_table(warehouse, catalog_options, identifier)
     opts = RetentionOptions.from_table_options({**table.options.options.to_map(), **(overrides or {})})
     manager = table.snapshot_manager()
     latest = manager.get_latest_snapshot()
@@ -131,7 +80,7 @@ def expire_snapshots(
     now = int(time.time() * 1000) if now_ms is None else now_ms
     end = expire_until({i: s.time_millis for i, s in snapshots.items()}, now, opts, consumer_next)
     first_kept = manager.get_snapshot_by_id(end) if end is not None else None
-    tags = _tag_snapshots(table)
+    tags = tag_snapshots(table)
     if end is None or first_kept is None:
         changelogs = _expire_changelogs(table, opts, now, consumer_next, tags)
         return ExpireReport(identifier, 0, earliest.id, 0, 0, 0, changelogs)
@@ -169,40 +118,40 @@ class _Keep:
     input_files: bool = False  # changelog-producer=none: level-0 input files and data manifests
 
     @classmethod
-    def of(cls, table: Any, opts: RetentionOptions) -> _Keep:
+    def of(cls, table: FileStoreTable, opts: RetentionOptions) -> _Keep:
         if not opts.changelog_decoupled:
             return cls()
         producer = str(table.options.options.to_map().get("changelog-producer", "none")).strip().lower()
         return cls(changelog=True, input_files=producer == "none")
 
 
-def _keep_changelogs(table: Any, expired: Sequence[Any]) -> None:
+def _keep_changelogs(table: FileStoreTable, expired: Sequence[Snapshot]) -> None:
     """Write ``changelog/changelog-<id>`` for each expired snapshot, then the LATEST hint."""
     for snapshot in expired:
-        store.write_long_lived_changelog(table, snapshot)
+        write_long_lived_changelog(table, snapshot)
     if expired:
-        store.set_changelog_hint(table, "LATEST", expired[-1].id)
+        set_changelog_hint(table, "LATEST", expired[-1].id)
 
 
 def _expire_changelogs(
-    table: Any, opts: RetentionOptions, now: int, consumer_next: int | None, tags: Sequence[Any]
+    table: FileStoreTable, opts: RetentionOptions, now: int, consumer_next: int | None, tags: Sequence[Snapshot]
 ) -> int:
     """Expire long-lived changelogs past the changelog retention: their changelog files (or, with
     changelog-producer=none, the input files their deltas removed), their manifests, then the
     changelog files themselves and the EARLIEST hint. Returns how many expired. Once the
     retention no longer outlives the snapshots', every kept changelog goes (Java's
     ``expireAll``, which its expire_changelogs procedure runs for this case)."""
-    ids = store.long_lived_changelog_ids(table)
+    ids = long_lived_changelog_ids(table)
     snapshot = table.snapshot_manager().get_latest_snapshot()
     if not ids or snapshot is None:
         return 0
     earliest_id, latest_id = ids[0], ids[-1]
-    read: dict[int, Any] = {}
+    read: dict[int, Changelog] = {}
     for cid in {*(i for i in ids if i <= earliest_id + opts.expire_limit), latest_id}:
-        changelog = store.read_long_lived_changelog(table, cid)
+        changelog = read_long_lived_changelog(table, cid)
         if changelog is not None:
             read[cid] = changelog
-    boundary: Any | None = None
+    boundary: Changelog | None = None
     if opts.changelog_decoupled:
         times = {i: c.time_millis for i, c in read.items()}
         end = expire_changelog_until(times, snapshot.id, now, opts, consumer_next)
@@ -212,7 +161,7 @@ def _expire_changelogs(
     else:
         end = latest_id + 1
     expired = [read[i] for i in sorted(read) if i < end]
-    reader = _Reader(table)
+    reader = ManifestWalker(table)
     in_tags: set[str] = set()
     for tagged in tags:
         in_tags |= reader.live_data(tagged)
@@ -221,7 +170,7 @@ def _expire_changelogs(
         if changelog.changelog_manifest_list:
             for manifest in reader.manifest_list(changelog.changelog_manifest_list):
                 for e in reader.entries(manifest):
-                    doomed[e.file.file_name] = store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file)
+                    doomed[e.file.file_name] = data_file_path(table, tuple(e.partition.values), e.bucket, e.file)
         else:  # changelog-producer=none: the input files its delta removed (kept at snapshot expiry)
             removed: dict[str, str] = {}
             added: set[str] = set()
@@ -230,7 +179,7 @@ def _expire_changelogs(
                     if e.kind == 0:
                         added.add(e.file.file_name)  # a level upgrade removes and re-adds a file
                     else:
-                        path = store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file)
+                        path = data_file_path(table, tuple(e.partition.values), e.bucket, e.file)
                         removed[e.file.file_name] = path
             doomed.update({n: p for n, p in removed.items() if n not in added and n not in in_tags})
     earliest_snapshot = table.snapshot_manager().try_get_earliest_snapshot(snapshot.id)
@@ -238,7 +187,7 @@ def _expire_changelogs(
     doomed = {n: p for n, p in doomed.items() if n not in in_use}
     kept: set[str] = set()
     for keeper in (*([boundary] if boundary is not None else []), earliest_snapshot, *tags):
-        kept |= _manifest_names(reader, keeper, (keeper.base_manifest_list, keeper.delta_manifest_list))
+        kept |= reader.manifest_names(keeper, (keeper.base_manifest_list, keeper.delta_manifest_list))
     doomed_manifests: set[str] = set()
     for changelog in expired:
         lists = (
@@ -247,40 +196,25 @@ def _expire_changelogs(
             else (changelog.delta_manifest_list, changelog.base_manifest_list)
         )
         # (index manifests are the snapshots' expiry's to delete, as Java's ChangelogDeletion)
-        doomed_manifests |= _manifest_names(reader, changelog, lists, index=False)
+        doomed_manifests |= reader.manifest_names(changelog, lists, index=False)
     _delete(table.file_io, list(doomed.values()))
     manifest_dir = f"{table.table_path.rstrip('/')}/manifest"
     _delete(table.file_io, [f"{manifest_dir}/{n}" for n in doomed_manifests - kept])
-    _delete(table.file_io, [store.long_lived_changelog_path(table, c.id) for c in expired])
+    _delete(table.file_io, [long_lived_changelog_path(table, c.id) for c in expired])
     if boundary is not None:
-        store.set_changelog_hint(table, "EARLIEST", end)
+        set_changelog_hint(table, "EARLIEST", end)
     else:
-        store.remove_changelog_hints(table)
+        remove_changelog_hints(table)
     log.info("changelogs expired", expired=len(expired), earliest_kept=end, files=len(doomed))
     return len(expired)
 
 
-def _manifest_names(reader: _Reader, snapshot: Any, lists: Sequence[str | None], index: bool = True) -> set[str]:
-    """The manifest lists named and the manifests they list (lists that no longer exist skipped:
-    a decoupled changelog names the data lists its snapshot's expiry already removed), and with
-    ``index`` the snapshot's index manifest."""
-    out: set[str] = set()
-    for name in lists:
-        manifests = reader.manifest_list(name)
-        if manifests:
-            out.add(str(name))
-            out.update(m.file_name for m in manifests)
-    if index and snapshot.index_manifest:
-        out.add(snapshot.index_manifest)
-    return out
-
-
 def _sweep(
-    table: Any,
-    removed: Sequence[Any],
-    boundary: Any,
-    tags: Sequence[Any],
-    also_removed_by: Any | None = None,
+    table: FileStoreTable,
+    removed: Sequence[Snapshot],
+    boundary: Snapshot,
+    tags: Sequence[Snapshot],
+    also_removed_by: Snapshot | None = None,
     keep: _Keep = _Keep(),
 ) -> tuple[int, int, int]:
     """Delete the files that ``removed`` snapshots reference and neither ``boundary`` (the kept
@@ -292,7 +226,7 @@ def _sweep(
     it is live), so anything a removed snapshot shares with any kept snapshot is also in the
     boundary. ``keep`` leaves what a decoupled changelog still needs. Returns (data files,
     changelog files, manifests) deleted."""
-    reader = _Reader(table)
+    reader = ManifestWalker(table)
     live_data: set[str] = reader.live_data(boundary)
     for tagged in tags:
         live_data |= reader.live_data(tagged)
@@ -302,20 +236,22 @@ def _sweep(
     for snapshot in deltas:
         for manifest in reader.manifest_list(snapshot.delta_manifest_list):
             for e in reader.entries(manifest):
-                if keep.input_files and (e.file.file_source or 0) != store.FILE_SOURCE_COMPACT:
+                if keep.input_files and (e.file.file_source or 0) != FILE_SOURCE_COMPACT:
                     continue  # the changelog of a changelog-producer=none table: kept with it
                 if e.file.file_name not in live_data:
                     partition = tuple(e.partition.values)
-                    doomed_data[e.file.file_name] = store.data_file_path(table, partition, e.bucket, e.file)
+                    doomed_data[e.file.file_name] = data_file_path(table, partition, e.bucket, e.file)
     # A snapshot's changelog goes with it (changelog files are never shared), unless it is kept.
     doomed_changelog: dict[str, str] = {}
     for snapshot in () if keep.changelog else removed:
         for manifest in reader.manifest_list(snapshot.changelog_manifest_list):
             for e in reader.entries(manifest):
                 partition = tuple(e.partition.values)
-                doomed_changelog[e.file.file_name] = store.data_file_path(table, partition, e.bucket, e.file)
+                doomed_changelog[e.file.file_name] = data_file_path(table, partition, e.bucket, e.file)
 
-    def metadata(snapshots: Iterable[Any], lists: Any = lambda s: ()) -> tuple[set[str], dict[str, str]]:
+    def metadata(
+        snapshots: Iterable[Snapshot], lists: Callable[[Snapshot], tuple[str | None, ...]]
+    ) -> tuple[set[str], dict[str, str]]:
         manifests: set[str] = set()
         index: dict[str, str] = {}
         for snapshot in snapshots:
@@ -328,10 +264,10 @@ def _sweep(
                 index.update(reader.index_files(snapshot))
         return manifests, index
 
-    def every_list(s: Any) -> tuple[str | None, ...]:
+    def every_list(s: Snapshot) -> tuple[str | None, ...]:
         return (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list)
 
-    def doomed_lists(s: Any) -> tuple[str | None, ...]:
+    def doomed_lists(s: Snapshot) -> tuple[str | None, ...]:
         data = () if keep.input_files else (s.base_manifest_list, s.delta_manifest_list)
         return (*data, *(() if keep.changelog else (s.changelog_manifest_list,)))
 
@@ -360,7 +296,7 @@ class RollbackReport:
 def rollback_to(warehouse: str, catalog_options: Mapping[str, str], identifier: str, version: str) -> RollbackReport:
     """Roll a table back to a snapshot id or a tag name (Paimon's rollback_to), then delete the
     files only the removed snapshots referenced. The writing job must be stopped."""
-    table = store.open_table(warehouse, catalog_options, identifier)
+    table = open_table(warehouse, catalog_options, identifier)
     manager = table.snapshot_manager()
     snapshots = {s.id: s for s in manager.list_snapshots()}
     tags = {name: table.tag_manager().get(name) for name in table.tag_manager().list_tags()}
@@ -381,23 +317,23 @@ def rollback_to(warehouse: str, catalog_options: Mapping[str, str], identifier: 
     removed = [snapshots[i] for i in sorted(snapshots) if i > target_id]
     # Changelogs kept beyond their snapshots that are newer than the target go too (a tag may be
     # older than them).
-    later = [i for i in store.long_lived_changelog_ids(table) if i > target_id]
-    removed += [c for c in (store.read_long_lived_changelog(table, i) for i in later) if c is not None]
+    later = [i for i in long_lived_changelog_ids(table) if i > target_id]
+    removed += [c for c in (read_long_lived_changelog(table, i) for i in later) if c is not None]
     kept_tags = [t.trim_to_snapshot() for t in tags.values() if t.trim_to_snapshot().id <= target_id]
     boundary = snapshots.get(target_id) or next(t for t in kept_tags if t.id == target_id)
     table.rollback_to(target)
     counts = _sweep(table, removed=removed, boundary=boundary, tags=kept_tags)
-    _delete(table.file_io, [store.long_lived_changelog_path(table, i) for i in later])
-    left = store.long_lived_changelog_ids(table)
+    _delete(table.file_io, [long_lived_changelog_path(table, i) for i in later])
+    left = long_lived_changelog_ids(table)
     if later and left:
-        store.set_changelog_hint(table, "LATEST", left[-1])
+        set_changelog_hint(table, "LATEST", left[-1])
     elif later:
-        store.remove_changelog_hints(table)
+        remove_changelog_hints(table)
     report = RollbackReport(identifier, target_id, len(removed), *counts)
     log.info("rolled back", table=identifier, snapshot=target_id, removed_snapshots=len(removed))
     return report
 
 
-def _delete(file_io: Any, paths: Iterable[str]) -> None:
+def _delete(file_io: FileIO, paths: Iterable[str]) -> None:
     for path in paths:
         file_io.delete_quietly(path)

@@ -13,11 +13,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import structlog
 
-from sinks.store import paimon_store as store
+from sinks.store import changelogs
+from sinks.store.manifests import ManifestWalker
+from sinks.store.tables import open_table, tag_snapshots
+
+if TYPE_CHECKING:
+    from sinks.store.paimon_types import FileStoreTable
 
 log = structlog.get_logger(__name__)
 
@@ -31,38 +36,33 @@ class OrphanReport:
     deleted: bool
 
 
-def _referenced(table: Any) -> set[str]:
+def _referenced(table: FileStoreTable) -> set[str]:
     """File names (not paths) that snapshots and tags reach."""
-    from pypaimon.manifest.index_manifest_file import IndexManifestFile
-    from pypaimon.manifest.manifest_file_manager import ManifestFileManager
-    from pypaimon.manifest.manifest_list_manager import ManifestListManager
-
-    lists, files = ManifestListManager(table), ManifestFileManager(table)
+    walker = ManifestWalker(table, cache=False)
     snapshots = list(table.snapshot_manager().list_snapshots())
-    tags = table.tag_manager()
-    snapshots += [t.trim_to_snapshot() for t in (tags.get(n) for n in tags.list_tags()) if t is not None]
+    snapshots += tag_snapshots(table)
     # changelogs kept beyond their snapshots (changelog.* retention) still read their files
-    changelogs = (store.read_long_lived_changelog(table, i) for i in store.long_lived_changelog_ids(table))
-    snapshots += [c for c in changelogs if c is not None]
-    manifest_dir = f"{table.table_path.rstrip('/')}/manifest"
+    kept = (changelogs.read_long_lived_changelog(table, i) for i in changelogs.long_lived_changelog_ids(table))
+    snapshots += [c for c in kept if c is not None]
     names: set[str] = set()
     seen_manifests: set[str] = set()
     for snapshot in snapshots:
         for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list, snapshot.changelog_manifest_list):
-            if not name or not table.file_io.exists(f"{manifest_dir}/{name}"):
+            manifests = walker.existing_list(name)
+            if name is None or manifests is None:
                 continue  # a long-lived changelog names data lists its snapshot's expiry removed
             names.add(name)
-            for manifest in lists.read(name):
+            for manifest in manifests:
                 names.add(manifest.file_name)
                 if manifest.file_name in seen_manifests:
                     continue
                 seen_manifests.add(manifest.file_name)
-                for entry in files.read(manifest.file_name, drop_stats=True):
+                for entry in walker.entries(manifest):
                     names.add(entry.file.file_name)
                     names.update(entry.file.extra_files or ())
         if snapshot.index_manifest:
             names.add(snapshot.index_manifest)
-            names.update(e.index_file.file_name for e in IndexManifestFile(table).read(snapshot.index_manifest))
+            names.update(e.index_file.file_name for e in walker.index_entries(snapshot))
     return names
 
 
@@ -88,7 +88,7 @@ def remove_orphan_files(
 ) -> OrphanReport:
     """Delete (or with ``dry_run`` only list) the table's unreferenced files older than the cut-off
     (epoch ms; default one day ago). Local and mounted warehouses only."""
-    table = store.open_table(warehouse, catalog_options, identifier)
+    table = open_table(warehouse, catalog_options, identifier)
     root = Path(table.table_path)
     if not root.exists():
         raise ValueError(f"remove-orphan-files reads the table's directory; {root} is not a local path")

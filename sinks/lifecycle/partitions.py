@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 
 from sinks.lifecycle.partition_expiry import ExpiryPlan, PartitionExpiryOptions, PartitionInfo, plan
-from sinks.store import paimon_store as store
+from sinks.store import manifests, tables
 
 log = structlog.get_logger(__name__)
 
@@ -47,14 +47,14 @@ def expire_partitions(
 ) -> ExpiryPlan:
     """Drop the partitions the table's ``partition.expiration-*`` options (with ``overrides``)
     find expired at local time ``now``; returns what was dropped."""
-    table = store.open_table(warehouse, catalog_options, identifier)
+    table = tables.open_table(warehouse, catalog_options, identifier)
     opts = PartitionExpiryOptions.from_table_options({**table.options.options.to_map(), **(overrides or {})})
     keys = [f.name for f in table.partition_keys_fields]
     if opts.expiration_ms is None or not keys:
         return ExpiryPlan((), ())
     typed: dict[tuple[str | None, ...], tuple[Any, ...]] = {}
     newest: dict[tuple[str | None, ...], int] = {}
-    for (partition, _bucket), files in store.live_files(table).items():
+    for (partition, _bucket), files in manifests.live_files(table).items():
         text = tuple(_text(v) for v in partition)
         typed[text] = partition
         created = max((f.creation_time_epoch_millis() or 0 for f in files), default=0)

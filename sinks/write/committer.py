@@ -27,10 +27,10 @@ class Committer:
         ``table``: what ``filter_and_commit`` would skip."""
         from pypaimon.catalog.catalog_exception import TableNotExistException
 
-        from sinks.store import paimon_store
+        from sinks.store.tables import open_table
 
         try:
-            paimon_table = paimon_store.open_table(self.warehouse, self.catalog_options, table)
+            paimon_table = open_table(self.warehouse, self.catalog_options, table)
         except TableNotExistException:
             return False
         manager = paimon_table.snapshot_manager()

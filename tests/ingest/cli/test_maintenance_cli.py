@@ -9,7 +9,8 @@ import pytest
 
 from ingest.cli.main import main
 from schema_evolution.types import int_, varchar
-from sinks.store import paimon_store as store
+from sinks.store.manifests import live_files
+from sinks.store.tables import open_table
 from sinks.table.catalog import Catalog
 from sinks.write.chunk_format import INSERT, UPDATE_AFTER
 from tests.paimon_read import read_pypaimon, read_rust
@@ -26,7 +27,7 @@ def wh(tmp_path: Path) -> str:
 
 
 def _levels(wh: str) -> list[int]:
-    return sorted(m.level for metas in store.live_files(store.open_table(wh, {}, "db.t")).values() for m in metas)
+    return sorted(m.level for metas in live_files(open_table(wh, {}, "db.t")).values() for m in metas)
 
 
 def test_compact_expire_tag_rollback(wh: str, capsys: pytest.CaptureFixture[str]) -> None:

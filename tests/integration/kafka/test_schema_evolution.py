@@ -13,7 +13,8 @@ from ingest.cli.settings import SyncSettings
 from ingest.job import JobFailed, run
 from schema_evolution.types import string
 from sinks.compaction import compactor
-from sinks.store import paimon_store as store
+from sinks.store.manifests import live_files
+from sinks.store.tables import open_table
 from sinks.table.catalog import Catalog
 from tests.conftest import SAMPLES, sample_messages
 from tests.paimon_read import java_rows, paimon_schema, read_pypaimon
@@ -125,7 +126,7 @@ def _compact_fully(warehouse: str, table: str) -> None:
     every bucket is one file at the top level."""
     report = compactor.compact(warehouse, {}, table, "test-compactor", 2**63 - 1, full=True)
     assert report.committed or report.buckets == 0
-    files = store.live_files(store.open_table(warehouse, {}, table))
+    files = live_files(open_table(warehouse, {}, table))
     assert files and all(len(metas) == 1 and metas[0].level == 5 for metas in files.values())
 
 

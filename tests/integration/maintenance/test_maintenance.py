@@ -13,13 +13,13 @@ import pytest
 from deploy.canal_stream import generate, partition_by_key
 from deploy.local_kafka import LocalKafka
 from ingest.job import run
-from sinks.store import paimon_store as store
+from sinks.store import index, manifests, tables
 from tests.integration.kafka.test_sync import _assert_table_matches, _settings, _typed
 from tests.paimon_read import read_changelog, read_pypaimon, read_rust
 
 
 def _kinds(warehouse: str, table: str) -> list[str]:
-    t = store.open_table(warehouse, {}, table)
+    t = tables.open_table(warehouse, {}, table)
     return [s.commit_kind for s in t.snapshot_manager().list_snapshots()]
 
 
@@ -54,7 +54,7 @@ def test_maintenance_modes_keep_tables_exact(
     assert result.stats.batches >= 6
     for table in ("orders", "customers"):
         kinds = _kinds(warehouse, f"ods.{table}")
-        files = store.live_files(store.open_table(warehouse, {}, f"ods.{table}"))
+        files = manifests.live_files(tables.open_table(warehouse, {}, f"ods.{table}"))
         if mode == "write-only":
             assert "COMPACT" not in kinds
             assert max(len(m) for m in files.values()) >= 6  # level-0 files pile up
@@ -67,8 +67,8 @@ def test_maintenance_modes_keep_tables_exact(
             # Nothing left in level 0 after any commit, and updates applied as deletion vectors.
             assert all(m.level > 0 for metas in files.values() for m in metas)
             assert kinds.count("COMPACT") == kinds.count("APPEND")
-            t = store.open_table(warehouse, {}, f"ods.{table}")
-            assert store.vector_index_files(t, store.latest_snapshot(t))
+            t = tables.open_table(warehouse, {}, f"ods.{table}")
+            assert index.vector_index_files(t, tables.latest_snapshot(t))
         elif mode == "mor":
             assert "COMPACT" in kinds
             # Sorted runs stay at the trigger or below: level-0 files plus non-empty levels.
@@ -77,7 +77,7 @@ def test_maintenance_modes_keep_tables_exact(
         else:
             # Everything but the newest three expired after each commit, except the snapshot the
             # automatic tag of the hour that ended holds (tagged at the first commit).
-            tags = store.open_table(warehouse, {}, f"ods.{table}").tag_manager().list_tags()
+            tags = tables.open_table(warehouse, {}, f"ods.{table}").tag_manager().list_tags()
             assert len(tags) == 1 and re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}", tags[0])
             assert len(kinds) == 3
         if mode != "expiry":
@@ -186,14 +186,14 @@ def test_merge_engines_inside_the_job(
     assert run(settings).stats.batches == 4
     rows = [{"id": i, "qty": q, "note": n} for i, q, n in expected]
     assert read_rust(warehouse, "ods.stock") == rows
-    options = store.open_table(warehouse, {}, "ods.stock").options.options.to_map()
+    options = tables.open_table(warehouse, {}, "ods.stock").options.options.to_map()
     if table_conf["merge-engine"] == "first-row":
         # Visible after every commit (level 0 lifted each time); pypaimon reads it too.
         assert read_pypaimon(warehouse, "ods.stock") == rows
         assert options["changelog-producer"] == "none"
         assert all(
             m.level > 0
-            for metas in store.live_files(store.open_table(warehouse, {}, "ods.stock")).values()
+            for metas in manifests.live_files(tables.open_table(warehouse, {}, "ods.stock")).values()
             for m in metas
         )
     else:
@@ -233,7 +233,7 @@ def test_compaction_changelog_inside_the_job(
                 replay[key] = tuple(values)
         expected = {int(r["id"]): (r["name"], int(r["qty"])) for r in stream.expected[table].values()}
         assert replay == expected
-        snapshots = store.open_table(warehouse, {}, f"ods.{table}").snapshot_manager().list_snapshots()
+        snapshots = tables.open_table(warehouse, {}, f"ods.{table}").snapshot_manager().list_snapshots()
         assert {s.commit_kind for s in snapshots if s.changelog_manifest_list} == {"COMPACT"}
 
 
@@ -260,10 +260,10 @@ def test_append_table_small_files_merge_inside_the_job(
         table_conf={"compaction.min.file-num": "3"},
     )
     assert run(settings).stats.batches == 12
-    table = store.open_table(warehouse, {}, "ods.logs")
+    table = tables.open_table(warehouse, {}, "ods.logs")
     assert not table.is_primary_key_table
     # a file per commit, merged whenever three have gathered: never more than two are left
     assert _kinds(warehouse, "ods.logs").count("COMPACT") >= 5
-    assert sum(len(m) for m in store.live_files(table).values()) <= 2
+    assert sum(len(m) for m in manifests.live_files(table).values()) <= 2
     expected = [{"id": i, "msg": f"m{i}"} for i in range(36)]
     assert read_rust(warehouse, "ods.logs") == expected == read_pypaimon(warehouse, "ods.logs")

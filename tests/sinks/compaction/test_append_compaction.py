@@ -16,7 +16,7 @@ from schema_evolution.types import bigint, int_, string, varchar
 from sinks.compaction import compactor
 from sinks.compaction.append_compactor import NotCompactable
 from sinks.compaction.append_picks import COMPACT_AGE, PartitionAges
-from sinks.store import paimon_store as store
+from sinks.store import commits, files, manifests, tables
 from sinks.table.catalog import Catalog
 from tests.paimon_read import read_changelog, read_pypaimon, read_rust
 
@@ -43,7 +43,7 @@ def _commit(wh: str, batch: int, rows: list[tuple[Any, ...]]) -> None:
     t = PaimonCatalog({"warehouse": wh}).get_table("db.a")
     builder = t.new_stream_write_builder().with_commit_user(USER)
     write = builder.new_write()
-    names = [f.name for f in store.open_table(wh, {}, "db.a").table_schema.fields]
+    names = [f.name for f in tables.open_table(wh, {}, "db.a").table_schema.fields]
     columns = list(zip(*rows, strict=True))
     arrays = [pa.array(columns[0], pa.int32()), pa.array(columns[1], pa.string())]
     arrays += [pa.array(c) for c in columns[2:]]
@@ -52,8 +52,8 @@ def _commit(wh: str, batch: int, rows: list[tuple[Any, ...]]) -> None:
     assert builder.new_commit().filter_and_commit({batch: write.prepare_commit(True, batch)}) == 1
 
 
-def _files(wh: str) -> dict[store.BucketKey, list[Any]]:
-    return store.live_files(store.open_table(wh, {}, "db.a"))
+def _files(wh: str) -> dict[files.BucketKey, list[Any]]:
+    return manifests.live_files(tables.open_table(wh, {}, "db.a"))
 
 
 def _assert_reads(wh: str, expected: list[dict[str, Any]]) -> None:
@@ -75,10 +75,10 @@ def test_small_files_of_an_unaware_table_merge_and_read_the_same(wh: str) -> Non
     # twelve small files, the default compaction.min.file-num of 5: one bin of all of them
     assert (report.committed, report.buckets, report.files_before, report.files_after) == (True, 1, 12, 1)
     _assert_reads(wh, expected)
-    table = store.open_table(wh, {}, "db.a")
-    assert store.latest_snapshot(table).commit_kind == "COMPACT"
+    table = tables.open_table(wh, {}, "db.a")
+    assert tables.latest_snapshot(table).commit_kind == "COMPACT"
     ((key, (meta,)),) = _files(wh).items()
-    assert (key, meta.level, meta.row_count, meta.file_source) == (((), 0), 0, 36, store.FILE_SOURCE_COMPACT)
+    assert (key, meta.level, meta.row_count, meta.file_source) == (((), 0), 0, 36, files.FILE_SOURCE_COMPACT)
     # a streaming reader sees every insert once: the COMPACT snapshot is no new data
     assert sorted(read_changelog(wh, "db.a", mode="delta"), key=repr) == sorted(
         (("+I", r["id"], r["v"]) for r in expected), key=repr
@@ -93,11 +93,11 @@ def test_fixed_buckets_keep_their_write_order(wh: str) -> None:
         _commit(wh, batch, [(k, f"b{batch}") for k in range(6)])
     report = compactor.compact(wh, {}, "db.a", COMPACTOR, 2**63 - 1)
     assert (report.buckets, report.files_before, report.files_after) == (2, 6, 2)
-    table = store.open_table(wh, {}, "db.a")
+    table = tables.open_table(wh, {}, "db.a")
     for (partition, bucket), metas in _files(wh).items():
-        compacted = [m for m in metas if m.file_source == store.FILE_SOURCE_COMPACT]
+        compacted = [m for m in metas if m.file_source == files.FILE_SOURCE_COMPACT]
         (meta,) = compacted
-        rows = pq.read_table(store.data_file_path(table, partition, bucket, meta)).to_pylist()
+        rows = pq.read_table(files.data_file_path(table, partition, bucket, meta)).to_pylist()
         # the first three commits' rows, commit after commit, in the order they were written
         assert [r["v"] for r in rows] == sorted(r["v"] for r in rows)
         assert {r["v"] for r in rows} == {"b0", "b1", "b2"}
@@ -129,7 +129,7 @@ def test_old_schemas_partitions_and_the_partition_filter(wh: str) -> None:
             {"id": 4, "v": "d", "p": "y", "n": 8},
         ],
     )
-    table = store.open_table(wh, {}, "db.a")
+    table = tables.open_table(wh, {}, "db.a")
     counts = {k[0]: len(v) for k, v in _files(wh).items()}
     assert counts == {("x",): 1, ("y",): 2}
     (meta,) = _files(wh)[(("x",), 0)]
@@ -169,13 +169,13 @@ def test_a_compaction_that_lost_a_race_is_dropped(wh: str) -> None:
         _commit(wh, batch, [(batch, "x")])
     first = compactor.plan(wh, {}, "db.a", full=False)
     second = compactor.plan(wh, {}, "db.a", full=False)
-    table = store.open_table(wh, {}, "db.a")
-    assert store.commit_compaction(table, "c1", 1, compactor.run_locally(first)).committed
+    table = tables.open_table(wh, {}, "db.a")
+    assert commits.commit_compaction(table, "c1", 1, compactor.run_locally(first)).committed
     lost = compactor.run_locally(second)
-    assert not store.commit_compaction(table, "c2", 1, lost).committed
+    assert not commits.commit_compaction(table, "c2", 1, lost).committed
     for change in lost:
         for meta in change.after:
-            assert not Path(store.data_file_path(table, change.partition, change.bucket, meta)).exists()
+            assert not Path(files.data_file_path(table, change.partition, change.bucket, meta)).exists()
     _assert_reads(wh, [{"id": b, "v": "x"} for b in range(3)])
 
 

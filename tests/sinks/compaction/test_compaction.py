@@ -14,7 +14,7 @@ from pyroaring import BitMap
 from schema_evolution.evolution import diff
 from schema_evolution.types import bigint, int_, string, varchar
 from sinks.compaction import compactor
-from sinks.store import paimon_store as store
+from sinks.store import commits, files, index, manifests, tables
 from sinks.table.catalog import Catalog
 from sinks.write.chunk_format import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from tests.paimon_read import read_changelog, read_pypaimon, read_rust
@@ -30,7 +30,7 @@ def _commit(wh: str, table: str, batch: int, rows: list[tuple[int, str | None, i
     t = PaimonCatalog({"warehouse": wh}).get_table(table)
     builder = t.new_stream_write_builder().with_commit_user(user)
     write = builder.new_write()
-    names = [f.name for f in store.open_table(wh, {}, table).table_schema.fields]
+    names = [f.name for f in tables.open_table(wh, {}, table).table_schema.fields]
     arrays: list[pa.Array] = [pa.array([r[0] for r in rows], pa.int32()), pa.array([r[1] for r in rows])]
     arrays += [pa.nulls(len(rows), pa.int64()) for _ in names[2:]]
     arrays.append(pa.array([r[2] for r in rows], pa.int8()))
@@ -67,8 +67,8 @@ class Reference:
         return [{"id": k, "v": v} for k, v in sorted(self.rows.items())]
 
 
-def _files(wh: str, table: str) -> dict[store.BucketKey, list[Any]]:
-    return store.live_files(store.open_table(wh, {}, table))
+def _files(wh: str, table: str) -> dict[files.BucketKey, list[Any]]:
+    return manifests.live_files(tables.open_table(wh, {}, table))
 
 
 def _assert_reads(wh: str, table: str, expected: list[dict[str, Any]]) -> None:
@@ -114,12 +114,12 @@ def test_long_stream_stays_bounded_and_exact(wh: str) -> None:
     # Compaction adds no changelog: a streaming reader sees each input change exactly once.
     assert sorted(read_changelog(wh, "db.t"), key=repr) == sorted(changelog, key=repr)
     # Manifests were merged along the way: the snapshot's list stays short.
-    table = store.open_table(wh, {}, "db.t")
-    assert len(store.snapshot_manifests(table, store.latest_snapshot(table))) < 12
+    table = tables.open_table(wh, {}, "db.t")
+    assert len(manifests.snapshot_manifests(table, tables.latest_snapshot(table))) < 12
     # Compaction output: the original sequence numbers, file source COMPACT, exact retraction counts.
     for metas in _files(wh, "db.t").values():
         for m in metas:
-            if m.file_source == store.FILE_SOURCE_COMPACT and m.level == 3:
+            if m.file_source == files.FILE_SOURCE_COMPACT and m.level == 3:
                 assert m.delete_row_count == 0
 
 
@@ -166,15 +166,15 @@ def test_compaction_that_lost_a_race_is_dropped(wh: str) -> None:
         _commit(wh, "db.t", b, [(b, f"x{b}", INSERT), (9, f"n{b}", INSERT if b == 0 else UPDATE_AFTER)])
     first = compactor.plan(wh, {}, "db.t", full=True)
     second = compactor.plan(wh, {}, "db.t", full=True)
-    table = store.open_table(wh, {}, "db.t")
-    won = store.commit_compaction(table, "c1", 1, compactor.run_locally(first))
+    table = tables.open_table(wh, {}, "db.t")
+    won = commits.commit_compaction(table, "c1", 1, compactor.run_locally(first))
     lost_changes = compactor.run_locally(second)
-    lost = store.commit_compaction(table, "c2", 1, lost_changes)
+    lost = commits.commit_compaction(table, "c2", 1, lost_changes)
     assert won.committed and not lost.committed and "conflicts" in (lost.conflict or "")
     # The loser's files are gone, the winner's are what the table reads.
     for change in lost_changes:
         for meta in change.after:
-            assert not Path(store.data_file_path(table, change.partition, change.bucket, meta)).exists()
+            assert not Path(files.data_file_path(table, change.partition, change.bucket, meta)).exists()
     _assert_reads(wh, "db.t", [{"id": 0, "v": "x0"}, {"id": 1, "v": "x1"}, {"id": 2, "v": "x2"}, {"id": 9, "v": "n2"}])
 
 
@@ -196,7 +196,7 @@ def test_old_schemas_are_read_by_field_id(wh: str) -> None:
     assert read_rust(wh, "db.t") == expected
     assert read_pypaimon(wh, "db.t") == expected
     (metas,) = _files(wh, "db.t").values()
-    assert [m.schema_id for m in metas] == [int(store.open_table(wh, {}, "db.t").table_schema.id)]
+    assert [m.schema_id for m in metas] == [int(tables.open_table(wh, {}, "db.t").table_schema.id)]
 
 
 def _rename(old: str, new: str) -> Any:
@@ -278,10 +278,10 @@ def test_sequence_field_decides_as_before_compaction(wh: str, order: str, expect
     assert values() == expected  # and the compacted file keeps the same winners
 
 
-def _vectors(wh: str, table: str) -> dict[store.BucketKey, dict[str, Any]]:
-    t = store.open_table(wh, {}, table)
-    by_bucket = store.vector_index_files(t, store.latest_snapshot(t))
-    return {k: store.read_vectors(t, k[0], k[1], v) for k, v in by_bucket.items()}
+def _vectors(wh: str, table: str) -> dict[files.BucketKey, dict[str, Any]]:
+    t = tables.open_table(wh, {}, table)
+    by_bucket = index.vector_index_files(t, tables.latest_snapshot(t))
+    return {k: index.read_vectors(t, k[0], k[1], v) for k, v in by_bucket.items()}
 
 
 @pytest.mark.parametrize(("trigger", "bucket"), [("5", "2"), ("2", "2"), ("5", "-1")])
@@ -318,10 +318,10 @@ def test_mow_tables_mark_older_versions_in_deletion_vectors(wh: str, trigger: st
     # Expiry removed the index files only expired snapshots read: those left are the kept ones'.
     from pypaimon.manifest.index_manifest_file import IndexManifestFile
 
-    table = store.open_table(wh, {}, "db.t")
+    table = tables.open_table(wh, {}, "db.t")
     snapshots = table.snapshot_manager().list_snapshots()
     kept = {e.index_file.file_name for s in snapshots for e in IndexManifestFile(table).read(s.index_manifest)}
-    assert any(store.vector_index_files(table, s) for s in snapshots)
+    assert any(index.vector_index_files(table, s) for s in snapshots)
     assert {p.name for p in (Path(wh) / "db.db" / "t" / "index").iterdir()} == kept
     # A full compaction folds the vectors into the files it rewrites (a bucket that is one
     # top-level file already is rewritten for its vector).
@@ -339,13 +339,13 @@ def test_mow_compaction_over_replaced_vectors_is_a_lost_race(wh: str) -> None:
     assert compactor.compact(wh, {}, "db.t", USER, 0).committed
     _commit(wh, "db.t", 1, [(1, "v1", UPDATE_BEFORE), (1, "x", UPDATE_AFTER)])
     assert compactor.compact(wh, {}, "db.t", USER, 1).committed
-    table = store.open_table(wh, {}, "db.t")
-    (key, stale), *_ = store.vector_index_files(table, store.latest_snapshot(table)).items()
+    table = tables.open_table(wh, {}, "db.t")
+    (key, stale), *_ = index.vector_index_files(table, tables.latest_snapshot(table)).items()
     _commit(wh, "db.t", 2, [(2, "v2", DELETE)])
     assert compactor.compact(wh, {}, "db.t", USER, 2).committed  # replaces the bucket's index file
-    late = store.write_vectors(table, key[0], key[1], {"some-file": BitMap([0])})
-    change = store.CompactChange(key[0], key[1], [], [], index_before=list(stale), index_after=[late])
-    result = store.commit_compaction(table, COMPACTOR, 3, [change])
+    late = index.write_vectors(table, key[0], key[1], {"some-file": BitMap([0])})
+    change = commits.CompactChange(key[0], key[1], [], [], index_before=list(stale), index_after=[late])
+    result = commits.commit_compaction(table, COMPACTOR, 3, [change])
     assert not result.committed and "deletion vectors of bucket 0" in (result.conflict or "")
     assert not table.file_io.exists(table.path_factory().bucket_index_path(key[0], key[1], late))
     expected = [{"id": i, "v": "x" if i == 1 else f"v{i}"} for i in range(10) if i != 2]
@@ -367,12 +367,12 @@ def test_mow_full_compaction_rewrites_a_lone_top_file_with_a_vector(wh: str) -> 
     _create(wh, {"bucket": "1", "deletion-vectors.enabled": "true"})
     _commit(wh, "db.t", 0, [(i, f"v{i}", INSERT) for i in range(5)])
     assert compactor.compact(wh, {}, "db.t", USER, 0).committed
-    table = store.open_table(wh, {}, "db.t")
-    ((key, (top,)),) = store.live_files(table).items()
+    table = tables.open_table(wh, {}, "db.t")
+    ((key, (top,)),) = manifests.live_files(table).items()
     # the file's rows are in key order: position 1 is id 1
-    vector = store.write_vectors(table, key[0], key[1], {top.file_name: BitMap([1])})
-    change = store.CompactChange(key[0], key[1], [], [], index_after=[vector])
-    assert store.commit_compaction(table, "elsewhere", 1, [change]).committed
+    vector = index.write_vectors(table, key[0], key[1], {top.file_name: BitMap([1])})
+    change = commits.CompactChange(key[0], key[1], [], [], index_after=[vector])
+    assert commits.commit_compaction(table, "elsewhere", 1, [change]).committed
     expected = [{"id": i, "v": f"v{i}"} for i in (0, 2, 3, 4)]
     _assert_reads(wh, "db.t", expected)
     assert compactor.plan(wh, {}, "db.t", full=False) == []  # nothing new in level 0

@@ -15,7 +15,7 @@ import pytest
 from schema_evolution.types import bigint, int_, string, varchar
 from sinks.compaction import compactor
 from sinks.compaction.full_changelog import ChangelogOptions, full_changelog
-from sinks.store import paimon_store as store
+from sinks.store import tables
 from sinks.table.catalog import Catalog
 from sinks.write.chunk_format import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from tests.paimon_read import read_changelog, read_pypaimon, read_rust
@@ -102,7 +102,7 @@ def test_stream_of_full_compactions_replays_to_the_table(tmp_path: Path, dedupe:
             expected = ref.expected()
             assert [{"id": k, "v": v} for k, v in sorted(replay.items())] == expected
             assert read_rust(wh, "db.t") == expected == read_pypaimon(wh, "db.t")
-    snapshots = store.open_table(wh, {}, "db.t").snapshot_manager().list_snapshots()
+    snapshots = tables.open_table(wh, {}, "db.t").snapshot_manager().list_snapshots()
     with_log = {s.commit_kind for s in snapshots if s.changelog_manifest_list}
     assert with_log == {"COMPACT"}  # the writer's APPEND commits carry no changelog
     # Unchanged keys give -U/+U of equal rows unless changelog-producer.row-deduplicate=true.

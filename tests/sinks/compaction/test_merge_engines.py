@@ -24,7 +24,7 @@ from sinks.compaction.merge_engines import (
     partial_aggregators,
     partial_update,
 )
-from sinks.store import paimon_store as store
+from sinks.store import manifests, tables
 from sinks.table.catalog import Catalog
 from sinks.table.options import validate_table_options
 from sinks.write.chunk_format import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
@@ -484,7 +484,7 @@ def test_compaction_keeps_what_readers_show(tmp_path: Path, name: str) -> None:
             assert after == before, f"compaction changed the table after batch {batch}"
             assert after == model.expected(), f"after batch {batch}"
     assert compactions >= 10
-    assert all(f.level > 0 for metas in store.live_files(store.open_table(wh, {}, "db.t")).values() for f in metas)
+    assert all(f.level > 0 for metas in manifests.live_files(tables.open_table(wh, {}, "db.t")).values() for f in metas)
     compactor.compact(wh, {}, "db.t", COMPACTOR, 100, full=True)
     assert read_rust(wh, "db.t") == model.expected()
     if first_row:

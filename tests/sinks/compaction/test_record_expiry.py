@@ -14,7 +14,7 @@ import pytest
 from schema_evolution.types import bigint, int_, varchar
 from sinks.compaction import compactor
 from sinks.compaction.record_expiry import RecordExpiry
-from sinks.store import paimon_store as store
+from sinks.store import manifests, tables
 from sinks.table.catalog import Catalog
 from sinks.write.chunk_format import INSERT, UPDATE_AFTER
 from tests.paimon_read import read_pypaimon, read_rust
@@ -129,7 +129,7 @@ def test_full_compaction_rewrites_a_top_level_file_holding_expired_rows(wh: str)
     assert len(task.files) == 1
     assert compactor.compact(wh, {}, "db.t", "c", 2, full=True).committed
     assert _reads(wh) == [{"id": 2, "v": "fresh", "ts": now}]
-    (metas,) = store.live_files(store.open_table(wh, {}, "db.t")).values()
+    (metas,) = manifests.live_files(tables.open_table(wh, {}, "db.t")).values()
     assert [m.row_count for m in metas] == [1]
     assert compactor.plan(wh, {}, "db.t", full=True) == []  # no expired rows left
 

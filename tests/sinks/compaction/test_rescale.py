@@ -10,7 +10,7 @@ import pytest
 from ingest.cli.main import main
 from schema_evolution.types import int_, string, varchar
 from sinks.compaction.rescale import rescale
-from sinks.store import paimon_store as store
+from sinks.store import index, manifests, tables
 from sinks.table.catalog import Catalog
 from sinks.write.chunk_format import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from tests.paimon_read import read_pypaimon, read_rust
@@ -18,7 +18,7 @@ from tests.sinks.compaction.test_compaction import _commit
 
 
 def _buckets(wh: str) -> set[tuple[tuple[object, ...], int]]:
-    return set(store.live_files(store.open_table(wh, {}, "db.t")))
+    return set(manifests.live_files(tables.open_table(wh, {}, "db.t")))
 
 
 def _reads(wh: str) -> list[dict[str, object]]:
@@ -44,7 +44,7 @@ def test_rescale_keeps_the_rows_and_the_writer_continues(table: str) -> None:
     assert (report.old_buckets, report.new_buckets, report.rows) == (2, 4, 39)
     assert _reads(table) == before
     assert {b for _, b in _buckets(table)} == {0, 1, 2, 3}
-    kinds = [s.commit_kind for s in store.open_table(table, {}, "db.t").snapshot_manager().list_snapshots()]
+    kinds = [s.commit_kind for s in tables.open_table(table, {}, "db.t").snapshot_manager().list_snapshots()]
     assert kinds[-1] == "OVERWRITE"
     # the job's writer, restarted, writes the new layout: updates land on the rescaled rows
     _commit(table, "db.t", 2, [(3, "x", UPDATE_BEFORE), (3, "y", UPDATE_AFTER), (7, "v7", DELETE), (99, "n", INSERT)])
@@ -107,16 +107,16 @@ def test_tables_whose_readers_skip_level0_read_the_same_right_after(tmp_path: Pa
     compactor.compact(wh, {}, "db.t", "c", 0)
     _commit(wh, "db.t", 1, [(3, "v3", UPDATE_BEFORE), (3, "x", UPDATE_AFTER), (5, "v5", DELETE)])
     compactor.compact(wh, {}, "db.t", "c", 1)
-    table = store.open_table(wh, {}, "db.t")
+    table = tables.open_table(wh, {}, "db.t")
     # MOW: the update and the delete are deletion vectors now, which the rewrite must not carry over.
-    assert bool(store.vector_index_files(table, store.latest_snapshot(table))) == ("merge-engine" not in options)
+    assert bool(index.vector_index_files(table, tables.latest_snapshot(table))) == ("merge-engine" not in options)
     before = _reads(wh)
     assert len(before) == (40 if "merge-engine" in options else 39)
     rescale(wh, {}, "db.t", 3)
     assert _reads(wh) == before
     assert len(_buckets(wh)) == 3
-    table = store.open_table(wh, {}, "db.t")
-    live = {m.file_name for metas in store.live_files(table).values() for m in metas}
-    for files in store.vector_index_files(table, store.latest_snapshot(table)).values():
+    table = tables.open_table(wh, {}, "db.t")
+    live = {m.file_name for metas in manifests.live_files(table).values() for m in metas}
+    for files in index.vector_index_files(table, tables.latest_snapshot(table)).values():
         for f in files:
             assert set(f.dv_ranges) <= live

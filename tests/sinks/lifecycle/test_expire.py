@@ -13,14 +13,14 @@ import pytest
 from schema_evolution.types import int_, varchar
 from sinks.compaction import compactor
 from sinks.lifecycle import expire
-from sinks.store import paimon_store as store
+from sinks.store import changelogs, files, manifests, tables
 from sinks.table.catalog import Catalog
 from tests.paimon_read import read_pypaimon, read_rust
 from tests.sinks.compaction.test_compaction import USER, Reference, _commit
 
 
 def _read_snapshot(wh: str, snapshot_id: int) -> list[dict[str, Any]]:
-    table = store.open_table(wh, {}, "db.t").copy({"scan.snapshot-id": str(snapshot_id)})
+    table = tables.open_table(wh, {}, "db.t").copy({"scan.snapshot-id": str(snapshot_id)})
     builder = table.new_read_builder()
     rows = builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
     return sorted(rows, key=lambda r: r["id"])
@@ -28,7 +28,7 @@ def _read_snapshot(wh: str, snapshot_id: int) -> list[dict[str, Any]]:
 
 def _referenced(wh: str) -> set[str]:
     """Every file a snapshot or tag on disk reads, computed independently of sinks.lifecycle.expire."""
-    table = store.open_table(wh, {}, "db.t")
+    table = tables.open_table(wh, {}, "db.t")
     snapshots = list(table.snapshot_manager().list_snapshots())
     tags = table.tag_manager()
     snapshots += [tags.get(n).trim_to_snapshot() for n in tags.list_tags()]
@@ -37,15 +37,15 @@ def _referenced(wh: str) -> set[str]:
     lists = ManifestListManager(table)
     out: set[str] = set()
     for s in snapshots:
-        for (partition, bucket), metas in store.live_files(table, s).items():
-            out.update(store.data_file_path(table, partition, bucket, m) for m in metas)
+        for (partition, bucket), metas in manifests.live_files(table, s).items():
+            out.update(files.data_file_path(table, partition, bucket, m) for m in metas)
         for name in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
             if name:
                 out.add(f"{table.table_path}/manifest/{name}")
                 out.update(f"{table.table_path}/manifest/{m.file_name}" for m in lists.read(name))
         if s.changelog_manifest_list:
-            for e in store.manifest_entries(table, lists.read(s.changelog_manifest_list)):
-                out.add(store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
+            for e in manifests.manifest_entries(table, lists.read(s.changelog_manifest_list)):
+                out.add(files.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
     return out
 
 
@@ -76,10 +76,10 @@ def history(tmp_path: Path) -> tuple[str, dict[int, list[dict[str, Any]]]]:
         for step in ("data", "compaction"):
             if step == "compaction":
                 compactor.compact(wh, {}, "db.t", USER, batch)
-            latest = store.latest_snapshot(store.open_table(wh, {}, "db.t"))
+            latest = tables.latest_snapshot(tables.open_table(wh, {}, "db.t"))
             expected[latest.id] = ref.expected()
-            if latest.id == 5 and "t5" not in store.open_table(wh, {}, "db.t").tag_manager().list_tags():
-                store.open_table(wh, {}, "db.t").create_tag("t5")
+            if latest.id == 5 and "t5" not in tables.open_table(wh, {}, "db.t").tag_manager().list_tags():
+                tables.open_table(wh, {}, "db.t").create_tag("t5")
     assert sorted(expected) == list(range(1, max(expected) + 1))
     return wh, expected
 
@@ -99,7 +99,7 @@ def test_expiry_keeps_exactly_what_kept_snapshots_and_tags_read(
     )
     assert (report.expired_snapshots, report.earliest_kept) == (latest - 6, latest - 5)
     assert report.data_files_deleted > 0 and report.changelog_files_deleted > 0 and report.manifests_deleted > 0
-    table = store.open_table(wh, {}, "db.t")
+    table = tables.open_table(wh, {}, "db.t")
     assert [s.id for s in table.snapshot_manager().list_snapshots()] == list(range(latest - 5, latest + 1))
     assert (Path(table.snapshot_manager().snapshot_dir) / "EARLIEST").read_text() == str(latest - 5)
     after = _on_disk(wh)
@@ -134,13 +134,13 @@ def test_rollback_to_snapshot_then_tag_cleans_what_it_orphaned(
 ) -> None:
     wh, expected = history
     latest = max(expected)
-    table = store.open_table(wh, {}, "db.t")
+    table = tables.open_table(wh, {}, "db.t")
     table.create_tag("late", latest - 2)
     report = expire.rollback_to(wh, {}, "db.t", str(latest - 20))
     assert (report.snapshot, report.removed_snapshots) == (latest - 20, 20)
     assert report.data_files_deleted > 0 and report.manifests_deleted > 0
     assert read_rust(wh, "db.t") == expected[latest - 20] == read_pypaimon(wh, "db.t")
-    table = store.open_table(wh, {}, "db.t")
+    table = tables.open_table(wh, {}, "db.t")
     assert table.tag_manager().list_tags() == ["t5"]  # the tag of a removed snapshot went with it
     assert _on_disk(wh) == _referenced(wh)
     # A writer continues on the rolled-back table (a new commit user: the old one's identifiers
@@ -162,12 +162,12 @@ def _changelog_rows(wh: str, changelog: Any) -> list[tuple[Any, ...]]:
     import pyarrow.parquet as pq
     from pypaimon.manifest.manifest_list_manager import ManifestListManager
 
-    table = store.open_table(wh, {}, "db.t")
+    table = tables.open_table(wh, {}, "db.t")
     rows = []
-    for e in store.manifest_entries(table, ManifestListManager(table).read(changelog.changelog_manifest_list)):
-        data = pq.read_table(store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
+    for e in manifests.manifest_entries(table, ManifestListManager(table).read(changelog.changelog_manifest_list)):
+        data = pq.read_table(files.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
         for r in data.to_pylist():
-            rows.append(({0: "+I", 1: "-U", 2: "+U", 3: "-D"}[r[store.KIND]], r["id"], r["v"]))
+            rows.append(({0: "+I", 1: "-U", 2: "+U", 3: "-D"}[r[files.KIND]], r["id"], r["v"]))
     return sorted(rows, key=repr)
 
 
@@ -175,25 +175,25 @@ def _referenced_with_changelogs(wh: str) -> set[str]:
     """``_referenced`` plus what the changelogs kept beyond their snapshots read."""
     from pypaimon.manifest.manifest_list_manager import ManifestListManager
 
-    table = store.open_table(wh, {}, "db.t")
+    table = tables.open_table(wh, {}, "db.t")
     lists = ManifestListManager(table)
     out = _referenced(wh)
-    for cid in store.long_lived_changelog_ids(table):
-        changelog = store.read_long_lived_changelog(table, cid)
+    for cid in changelogs.long_lived_changelog_ids(table):
+        changelog = changelogs.read_long_lived_changelog(table, cid)
         if not changelog.changelog_manifest_list:
             continue
         out.add(f"{table.table_path}/manifest/{changelog.changelog_manifest_list}")
-        manifests = lists.read(changelog.changelog_manifest_list)
-        out.update(f"{table.table_path}/manifest/{m.file_name}" for m in manifests)
-        for e in store.manifest_entries(table, manifests):
-            out.add(store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
+        listed = lists.read(changelog.changelog_manifest_list)
+        out.update(f"{table.table_path}/manifest/{m.file_name}" for m in listed)
+        for e in manifests.manifest_entries(table, listed):
+            out.add(files.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
     return out
 
 
 def test_decoupled_changelog_outlives_its_snapshots(history: tuple[str, dict[int, list[dict[str, Any]]]]) -> None:
     wh, expected = history
     latest = max(expected)
-    table = store.open_table(wh, {}, "db.t")
+    table = tables.open_table(wh, {}, "db.t")
     # What each snapshot's changelog holds, through pypaimon-rust, while the snapshots exist.
     before = {sid: sorted(read_changelog_of(wh, sid), key=repr) for sid in range(latest - 19, latest - 5)}
     assert any(before.values())
@@ -204,16 +204,16 @@ def test_decoupled_changelog_outlives_its_snapshots(history: tuple[str, dict[int
     # Snapshots expire as before; their changelogs stay for the newest 20 snapshots' worth.
     assert (report.expired_snapshots, report.earliest_kept) == (latest - 6, latest - 5)
     assert report.changelog_files_deleted == 0 and report.expired_changelogs == latest - 20
-    table = store.open_table(wh, {}, "db.t")
+    table = tables.open_table(wh, {}, "db.t")
     assert [s.id for s in table.snapshot_manager().list_snapshots()] == list(range(latest - 5, latest + 1))
-    assert store.long_lived_changelog_ids(table) == list(range(latest - 19, latest - 5))
+    assert changelogs.long_lived_changelog_ids(table) == list(range(latest - 19, latest - 5))
     changelog_dir = Path(table.table_path) / "changelog"
     assert ((changelog_dir / "EARLIEST").read_text(), (changelog_dir / "LATEST").read_text()) == (
         str(latest - 19),
         str(latest - 6),
     )
     for sid, rows in before.items():
-        changelog = store.read_long_lived_changelog(table, sid)
+        changelog = changelogs.read_long_lived_changelog(table, sid)
         assert changelog.id == sid and changelog.commit_kind in ("APPEND", "COMPACT")
         if changelog.changelog_manifest_list:
             assert _changelog_rows(wh, changelog) == rows
@@ -231,13 +231,13 @@ def test_decoupled_changelog_outlives_its_snapshots(history: tuple[str, dict[int
         wh, {}, "db.t", {**retention, "changelog.num-retained.min": "8", "changelog.time-retained": "1 ms"}
     )
     assert again.expired_snapshots == 0 and again.expired_changelogs == 12
-    table = store.open_table(wh, {}, "db.t")
-    assert store.long_lived_changelog_ids(table) == [latest - 7, latest - 6]
+    table = tables.open_table(wh, {}, "db.t")
+    assert changelogs.long_lived_changelog_ids(table) == [latest - 7, latest - 6]
     assert _on_disk(wh) == _referenced_with_changelogs(wh)
     # Rolling back to a tag older than the kept changelogs removes them too.
     expire.rollback_to(wh, {}, "db.t", "t5")
-    table = store.open_table(wh, {}, "db.t")
-    assert store.long_lived_changelog_ids(table) == []
+    table = tables.open_table(wh, {}, "db.t")
+    assert changelogs.long_lived_changelog_ids(table) == []
     assert read_rust(wh, "db.t") == expected[5] and _on_disk(wh) == _referenced_with_changelogs(wh)
 
 
@@ -267,12 +267,12 @@ def test_decoupled_changelog_without_a_changelog_producer_keeps_the_input_files(
     for batch in range(12):
         _commit(wh, "db.t", batch, ref.changes(rng, 10, 30))
         compactor.compact(wh, {}, "db.t", USER, batch)
-    table = store.open_table(wh, {}, "db.t")
-    latest = store.latest_snapshot(table).id
+    table = tables.open_table(wh, {}, "db.t")
+    latest = tables.latest_snapshot(table).id
     retention = {"snapshot.num-retained.min": "2", "snapshot.time-retained": "1 ms", "snapshot.expire.limit": "1000"}
     expire.expire_snapshots(wh, {}, "db.t", {**retention, "changelog.num-retained.min": "1000"})
-    table = store.open_table(wh, {}, "db.t")
-    kept = store.long_lived_changelog_ids(table)
+    table = tables.open_table(wh, {}, "db.t")
+    kept = changelogs.long_lived_changelog_ids(table)
     assert kept == list(range(1, latest - 1))
     # Every input file a kept changelog added is still on disk, though the table no longer reads most.
     from pypaimon.manifest.manifest_list_manager import ManifestListManager
@@ -280,10 +280,10 @@ def test_decoupled_changelog_without_a_changelog_producer_keeps_the_input_files(
     lists = ManifestListManager(table)
     inputs = set()
     for cid in kept:
-        changelog = store.read_long_lived_changelog(table, cid)
-        for e in store.manifest_entries(table, lists.read(changelog.delta_manifest_list)):
+        changelog = changelogs.read_long_lived_changelog(table, cid)
+        for e in manifests.manifest_entries(table, lists.read(changelog.delta_manifest_list)):
             if e.file.file_source == 0:
-                inputs.add(store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
+                inputs.add(files.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
     assert inputs and all(Path(p).exists() for p in inputs)
     assert not inputs <= _referenced(wh)
     assert read_rust(wh, "db.t") == ref.expected() == read_pypaimon(wh, "db.t")
@@ -293,14 +293,14 @@ def test_decoupled_changelog_without_a_changelog_producer_keeps_the_input_files(
         wh, {}, "db.t", {**retention, "changelog.num-retained.min": "2", "changelog.time-retained": "2 ms"}
     )
     assert report.expired_changelogs == len(kept) - 1
-    assert store.long_lived_changelog_ids(store.open_table(wh, {}, "db.t")) == kept[-1:]
+    assert changelogs.long_lived_changelog_ids(tables.open_table(wh, {}, "db.t")) == kept[-1:]
     assert not any(Path(p).exists() for p in inputs - _referenced(wh) - _inputs_of(wh, kept[-1]))
     assert read_rust(wh, "db.t") == ref.expected() == read_pypaimon(wh, "db.t")
     # Retention back to the snapshots': the last one goes too, and only what the snapshots read is left.
     assert expire.expire_snapshots(wh, {}, "db.t", retention).expired_changelogs == 1
-    assert store.long_lived_changelog_ids(store.open_table(wh, {}, "db.t")) == []
+    assert changelogs.long_lived_changelog_ids(tables.open_table(wh, {}, "db.t")) == []
     assert not any(Path(p).exists() for p in inputs - _referenced(wh))
-    assert not (Path(store.open_table(wh, {}, "db.t").table_path) / "changelog" / "EARLIEST").exists()
+    assert not (Path(tables.open_table(wh, {}, "db.t").table_path) / "changelog" / "EARLIEST").exists()
 
 
 def _inputs_of(wh: str, changelog_id: int) -> set[str]:
@@ -308,10 +308,10 @@ def _inputs_of(wh: str, changelog_id: int) -> set[str]:
     from pypaimon.manifest.manifest_file_manager import ManifestFileManager
     from pypaimon.manifest.manifest_list_manager import ManifestListManager
 
-    table = store.open_table(wh, {}, "db.t")
-    changelog = store.read_long_lived_changelog(table, changelog_id)
+    table = tables.open_table(wh, {}, "db.t")
+    changelog = changelogs.read_long_lived_changelog(table, changelog_id)
     out = set()
     for manifest in ManifestListManager(table).read(changelog.delta_manifest_list):
         for e in ManifestFileManager(table).read(manifest.file_name, drop_stats=True):
-            out.add(store.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
+            out.add(files.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
     return out

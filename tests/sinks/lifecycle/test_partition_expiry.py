@@ -18,7 +18,7 @@ from sinks.lifecycle.partition_expiry import (
     plan,
 )
 from sinks.lifecycle.partitions import expire_partitions
-from sinks.store import paimon_store as store
+from sinks.store import tables
 from sinks.table.catalog import Catalog
 from sinks.table.options import validate_table_options
 from sinks.write.chunk_format import CHUNK_SCHEMA, INSERT, VALUE_KIND, serialize_batch
@@ -134,11 +134,11 @@ def test_expired_partitions_are_dropped_in_an_overwrite_snapshot(partitioned: st
     expected = [{"id": 3, "dt": "2999-01-01"}, {"id": 5, "dt": "soon"}, {"id": 6, "dt": "2999-01-02"}]
     assert read_rust(partitioned, "db.t") == expected
     assert read_pypaimon(partitioned, "db.t") == expected
-    kinds = [s.commit_kind for s in store.open_table(partitioned, {}, "db.t").snapshot_manager().list_snapshots()]
+    kinds = [s.commit_kind for s in tables.open_table(partitioned, {}, "db.t").snapshot_manager().list_snapshots()]
     assert kinds == ["APPEND", "APPEND", "OVERWRITE"]
     # nothing left to expire: no new snapshot
     assert expire_partitions(partitioned, {}, "db.t", {"partition.expiration-time": "1 d"}).expired == ()
-    assert len(store.open_table(partitioned, {}, "db.t").snapshot_manager().list_snapshots()) == 3
+    assert len(tables.open_table(partitioned, {}, "db.t").snapshot_manager().list_snapshots()) == 3
 
 
 def test_cli_expires_by_formatter_and_cap(partitioned: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,298 @@
+"""Data files as compaction reads and writes them: rows of the table's current schema (columns
+matched by field id, so renames hold), and Parquet files with the metadata (``DataFileMeta``) and
+statistics Java's writer would give them."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from schema_evolution.arrow_types import to_arrow
+from schema_evolution.types import parse_type
+from sinks.store.files import FILE_SOURCE_COMPACT, KIND, RETRACT_KINDS, SEQUENCE, bucket_directory, data_file_path
+
+if TYPE_CHECKING:
+    from sinks.store.paimon_types import DataField, DataFileMeta, FileStoreTable, SimpleStats
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedSchema:
+    """The current schema of a table as compaction reads and writes it."""
+
+    schema_id: int
+    field_ids: tuple[int, ...]
+    names: tuple[str, ...]
+    types: tuple[pa.DataType, ...]
+    keys: tuple[str, ...]  # trimmed primary keys (partition keys left out), in key order
+    sequence_fields: tuple[str, ...]
+    # sequence.field.sort-order=descending: the lowest sequence.field value wins
+    sequence_descending: bool = False
+    # an append table (no primary key): its files hold the columns only, no sequence or row kind
+    append: bool = False
+
+    @property
+    def arrow(self) -> pa.Schema:
+        fields = [] if self.append else [pa.field(SEQUENCE, pa.int64(), nullable=False),
+                                         pa.field(KIND, pa.int8(), nullable=False)]  # fmt: skip
+        for fid, name, typ in zip(self.field_ids, self.names, self.types, strict=True):
+            fields.append(pa.field(name, typ, nullable=name not in self.keys, metadata={"PARQUET:field_id": str(fid)}))
+        return pa.schema(fields)
+
+
+def keyed_schema(table: FileStoreTable) -> KeyedSchema:
+    schema = table.table_schema
+    return KeyedSchema(
+        schema_id=int(schema.id),
+        field_ids=tuple(int(f.id) for f in schema.fields),
+        names=tuple(f.name for f in schema.fields),
+        types=tuple(to_arrow(parse_type(str(f.type))) for f in schema.fields),
+        keys=tuple(table.trimmed_primary_keys),
+        sequence_fields=tuple(table.options.sequence_field() or ()),
+        sequence_descending=str(table.options.options.to_map().get("sequence.field.sort-order", "ascending"))
+        .strip()
+        .lower()
+        == "descending",
+        append=not table.is_primary_key_table,
+    )
+
+
+def read_data_file(
+    table: FileStoreTable, partition: tuple[Any, ...], bucket: int, meta: DataFileMeta, schema: KeyedSchema
+) -> pa.Table:
+    """One data file as rows of the current schema: columns matched by field id (so renames hold),
+    widened to the current types, columns added since the file was written as NULL."""
+    with table.file_io.new_input_stream(_parquet_path(table, partition, bucket, meta)) as stream:
+        return _conform(pq.read_table(stream), _names_by_id(table, meta, schema), schema)
+
+
+def iter_data_file(
+    table: FileStoreTable,
+    partition: tuple[Any, ...],
+    bucket: int,
+    meta: DataFileMeta,
+    schema: KeyedSchema,
+    batch_rows: int = 65536,
+) -> Iterator[pa.Table]:
+    """``read_data_file`` in batches of rows, so a large file is never held whole."""
+    by_id = _names_by_id(table, meta, schema)
+    with table.file_io.new_input_stream(_parquet_path(table, partition, bucket, meta)) as stream:
+        for batch in pq.ParquetFile(stream).iter_batches(batch_size=batch_rows):
+            yield _conform(pa.Table.from_batches([batch]), by_id, schema)
+
+
+def _parquet_path(table: FileStoreTable, partition: tuple[Any, ...], bucket: int, meta: DataFileMeta) -> str:
+    path = data_file_path(table, partition, bucket, meta)
+    if not path.endswith(".parquet"):
+        raise ValueError(
+            f"cannot compact {path}: lakecdc compacts Parquet data files only; "
+            f"set file.format=parquet (the default) or write-only=true"
+        )
+    return path
+
+
+def _names_by_id(table: FileStoreTable, meta: DataFileMeta, schema: KeyedSchema) -> dict[int, str]:
+    """Field id -> column name in the schema ``meta`` was written with."""
+    if int(meta.schema_id) == schema.schema_id:
+        return dict(zip(schema.field_ids, schema.names, strict=True))
+    old = table.schema_manager.get_schema(int(meta.schema_id))
+    return {int(f.id): f.name for f in old.fields}
+
+
+def _conform(raw: pa.Table, by_id: Mapping[int, str], schema: KeyedSchema) -> pa.Table:
+    columns = [] if schema.append else [raw.column(SEQUENCE).cast(pa.int64()), raw.column(KIND).cast(pa.int8())]
+    for fid, typ in zip(schema.field_ids, schema.types, strict=True):
+        name = by_id.get(fid)
+        if name is not None and name in raw.column_names:
+            col = raw.column(name)
+            columns.append(col if col.type == typ else pc.cast(col, typ))
+        else:
+            columns.append(pa.nulls(raw.num_rows, typ))
+    return pa.Table.from_arrays(columns, schema=schema.arrow)
+
+
+ColumnStats = tuple[Any, Any, int]  # min, max, null count
+
+
+def _column_stats(data: pa.Table, names: Sequence[str]) -> list[ColumnStats]:
+    from pypaimon.write.writer.data_writer import DataWriter
+
+    stats = [DataWriter._get_column_stats(data, n) for n in names]
+    return [(s["min_values"], s["max_values"], s["null_counts"]) for s in stats]
+
+
+def _merged_stats(a: list[ColumnStats] | None, b: list[ColumnStats]) -> list[ColumnStats]:
+    """Stats of two chunks of one file, from each chunk's (a None bound: no value to compare)."""
+    if a is None:
+        return b
+
+    def pick(x: Any, y: Any, f: Any) -> Any:
+        return y if x is None else x if y is None else f(x, y)
+
+    return [(pick(a1, b1, min), pick(a2, b2, max), a3 + b3) for (a1, a2, a3), (b1, b2, b3) in zip(a, b, strict=True)]
+
+
+def _simple_stats(stats: Sequence[ColumnStats], fields: Sequence[DataField]) -> SimpleStats:
+    from pypaimon.manifest.schema.simple_stats import SimpleStats
+    from pypaimon.table.row.generic_row import GenericRow
+
+    if not fields:
+        return SimpleStats.empty_stats()
+    return SimpleStats(
+        GenericRow([s[0] for s in stats], list(fields)),
+        GenericRow([s[1] for s in stats], list(fields)),
+        [s[2] for s in stats],
+    )
+
+
+def _stats(data: pa.Table, fields: Sequence[DataField]) -> SimpleStats:
+    return _simple_stats(_column_stats(data, [f.name for f in fields]) if fields else [], fields)
+
+
+def write_data_file(
+    table: FileStoreTable,
+    partition: tuple[Any, ...],
+    bucket: int,
+    data: pa.Table,
+    level: int,
+    schema: KeyedSchema,
+    prefix: str | None = None,
+) -> DataFileMeta:
+    """Write rows (sorted by key, original sequence numbers; unique per key unless a changelog) as
+    one data file of ``level`` and return its DataFileMeta: exact delete_row_count, file source
+    COMPACT. ``prefix="changelog-"`` makes a changelog file (same format, as Paimon's)."""
+    from pypaimon.data.timestamp import Timestamp
+    from pypaimon.manifest.schema.data_file_meta import DataFileMeta
+    from pypaimon.table.row.generic_row import GenericRow
+
+    options = table.options
+    name = f"{prefix or options.data_file_prefix() or 'data-'}{uuid.uuid4()}-0.parquet"
+    directory = bucket_directory(table, partition, bucket)
+    path = f"{directory}/{name}"
+    table.file_io.check_or_mkdirs(directory)
+    compression = options.file_compression() or "zstd"
+    with table.file_io.new_output_stream(path) as out:
+        pq.write_table(data, out, compression=compression)
+    key_fields = list(table.trimmed_primary_keys_fields)
+    keys = data.select(list(schema.keys))
+    first = [c[0].as_py() for c in keys.columns]
+    last = [c[-1].as_py() for c in keys.columns]
+    values = data.select(list(schema.names))
+    kinds = data.column(KIND)
+    retractions = int(pc.sum(pc.is_in(kinds, pa.array(RETRACT_KINDS, pa.int8()))).as_py() or 0)
+    sequences = data.column(SEQUENCE)
+    return DataFileMeta.create(
+        file_name=name,
+        file_size=table.file_io.get_file_size(path),
+        row_count=data.num_rows,
+        min_key=GenericRow(first, key_fields),
+        max_key=GenericRow(last, key_fields),
+        key_stats=_stats(keys, key_fields),
+        value_stats=_stats(values, list(table.table_schema.fields)),
+        min_sequence_number=int(pc.min(sequences).as_py()),
+        max_sequence_number=int(pc.max(sequences).as_py()),
+        schema_id=schema.schema_id,
+        level=level,
+        extra_files=[],
+        creation_time=Timestamp.now(),
+        delete_row_count=retractions,
+        file_source=FILE_SOURCE_COMPACT,
+        value_stats_cols=None,
+        external_path=None,
+        first_row_id=None,
+        write_cols=None,
+    )
+
+
+def write_append_files(
+    table: FileStoreTable,
+    partition: tuple[Any, ...],
+    bucket: int,
+    chunks: Iterable[pa.Table],
+    schema: KeyedSchema,
+    first_sequence: int,
+    target_size: int,
+) -> list[DataFileMeta]:
+    """An append table's compaction output: the chunks' rows in order, rolled over to a new file
+    once a file reaches ``target_size`` on disk, sequence numbers counted on from
+    ``first_sequence`` (Paimon's rewriter). Streams: one chunk in memory at a time. Returns the
+    files' DataFileMeta (file source COMPACT); deletes what it wrote if anything fails."""
+    from pypaimon.data.timestamp import Timestamp
+    from pypaimon.manifest.schema.data_file_meta import DataFileMeta
+    from pypaimon.manifest.schema.simple_stats import SimpleStats
+    from pypaimon.table.row.generic_row import GenericRow
+
+    options = table.options
+    directory = bucket_directory(table, partition, bucket)
+    table.file_io.check_or_mkdirs(directory)
+    compression = options.file_compression() or "zstd"
+    fields = list(table.table_schema.fields)
+    metas: list[DataFileMeta] = []
+    written: list[str] = []
+    sequence = first_sequence
+    out: Any = None
+    writer: pq.ParquetWriter | None = None
+    name, rows, stats = "", 0, None
+
+    def close() -> None:
+        nonlocal out, writer, sequence
+        assert writer is not None and out is not None and stats is not None
+        writer.close()
+        out.close()
+        writer = out = None
+        path = f"{directory}/{name}"
+        metas.append(
+            DataFileMeta.create(
+                file_name=name,
+                file_size=table.file_io.get_file_size(path),
+                row_count=rows,
+                min_key=GenericRow([], []),
+                max_key=GenericRow([], []),
+                key_stats=SimpleStats.empty_stats(),
+                value_stats=_simple_stats(stats, fields),
+                min_sequence_number=sequence,
+                max_sequence_number=sequence + rows - 1,
+                schema_id=schema.schema_id,
+                level=0,
+                extra_files=[],
+                creation_time=Timestamp.now(),
+                delete_row_count=0,
+                file_source=FILE_SOURCE_COMPACT,
+                value_stats_cols=None,
+                external_path=None,
+                first_row_id=None,
+                write_cols=None,
+            )
+        )
+        sequence += rows
+
+    try:
+        for chunk in chunks:
+            if chunk.num_rows == 0:
+                continue
+            if writer is None:
+                name = f"{options.data_file_prefix() or 'data-'}{uuid.uuid4()}-0.parquet"
+                written.append(f"{directory}/{name}")
+                out = table.file_io.new_output_stream(written[-1])
+                writer = pq.ParquetWriter(out, schema.arrow, compression=compression)
+                rows, stats = 0, None
+            writer.write_table(chunk)
+            rows += chunk.num_rows
+            stats = _merged_stats(stats, _column_stats(chunk, schema.names))
+            if out.tell() >= target_size:
+                close()
+        if writer is not None:
+            close()
+    except BaseException:
+        if writer is not None:
+            writer.close()
+            out.close()
+        for path in written:
+            table.file_io.delete_quietly(path)
+        raise
+    return metas
