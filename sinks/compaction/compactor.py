@@ -36,8 +36,9 @@ from sinks.compaction.lsm import (
 )
 from sinks.compaction.merge_engines import MergeOptions, merge_sorted
 from sinks.compaction.record_expiry import RecordExpiry
+from sinks.row_kinds import RETRACT_KINDS
 from sinks.store import commits, data_files, index, manifests, tables
-from sinks.store.files import KIND, RETRACT_KINDS, SEQUENCE, data_file_path, delete_data_files, min_value, with_level
+from sinks.store.files import KIND, SEQUENCE, data_file_path, delete_data_files, min_value, with_level
 
 log = structlog.get_logger(__name__)
 

@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 
 from schema_evolution.arrow_types import to_arrow
 from schema_evolution.types import parse_type
-from sinks.store.files import FILE_SOURCE_COMPACT, KIND, RETRACT_KINDS, SEQUENCE, bucket_directory, data_file_path
+from sinks.row_kinds import RETRACT_KINDS
+from sinks.store.files import FILE_SOURCE_COMPACT, KIND, SEQUENCE, bucket_directory, data_file_path
 
 if TYPE_CHECKING:
     from sinks.store.paimon_types import DataField, DataFileMeta, FileStoreTable, SimpleStats

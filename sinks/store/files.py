@@ -7,15 +7,15 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from sinks.row_kinds import VALUE_KIND
+
 if TYPE_CHECKING:
     from sinks.store.paimon_types import DataFileMeta, FileStoreTable
 
 SEQUENCE = "_SEQUENCE_NUMBER"
-KIND = "_VALUE_KIND"
+KIND = VALUE_KIND  # the row kind (``sinks.row_kinds``)
 # DataFileMeta.file_source: 0 = written from input (APPEND), 1 = produced by a compaction.
 FILE_SOURCE_COMPACT = 1
-# Retractions (-U, -D) in _VALUE_KIND, counted into a file's delete_row_count.
-RETRACT_KINDS = (1, 3)
 
 # (partition values, bucket)
 BucketKey = tuple[tuple[Any, ...], int]
