@@ -1,33 +1,65 @@
 """Pure CDC message parsers: bytes in, ``formats.events`` out.
 
-The boundary: this package imports only the standard library, orjson, msgspec, pyarrow and itself —
-never pyspark, pypaimon or a network client (``tests/test_boundary.py`` checks it).
+The boundary: this package imports only the standard library, orjson, msgspec, pyarrow,
+``schema_evolution`` and itself — never pyspark, pypaimon or a network client
+(``tests/test_boundary.py`` and the import-linter contracts check it).
+
+One module per format, each exposing its name (``FORMAT``) and a pure ``parse`` function; the
+registry below holds one ``Format`` entry per name. A faster path than ``parse`` is a capability of
+the entry (``bulk_decoder``, see ``formats.bulk``), so callers ask the entry, never the name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from formats import aliyun, aws_dms, canal, debezium, json_plain, maxwell, ogg
+from formats import aliyun, aws_dms, canal, canal_bulk, debezium, json_plain, maxwell, ogg
+from formats.bulk import BulkDecoder
 from formats.events import ChangeEvent, MessageContext
 
 Parser = Callable[[bytes | None, bytes | None, MessageContext], list[ChangeEvent]]
 
-PARSERS: dict[str, Parser] = {
-    module.FORMAT: module.parse for module in (canal, debezium, maxwell, ogg, aws_dms, aliyun, json_plain)
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """A registered message format: its ``value.format`` name, its parse function and, where the
+    format has one, a factory of bulk decoders for its plain DML (one decoder per assembler)."""
+
+    name: str
+    parse: Parser
+    bulk_decoder: Callable[[], BulkDecoder] | None = None
+
+
+FORMATS: dict[str, Format] = {
+    entry.name: entry
+    for entry in (
+        Format(canal.FORMAT, canal.parse, bulk_decoder=canal_bulk.CanalBulkDecoder),
+        Format(debezium.FORMAT, debezium.parse),
+        Format(maxwell.FORMAT, maxwell.parse),
+        Format(ogg.FORMAT, ogg.parse),
+        Format(aws_dms.FORMAT, aws_dms.parse),
+        Format(aliyun.FORMAT, aliyun.parse),
+        Format(json_plain.FORMAT, json_plain.parse),
+    )
 }
 
 # Formats Paimon's Kafka actions accept that a later release of lakecdc will parse.
 PLANNED_FORMATS = ("debezium-avro", "debezium-bson")
 
 
-def get_parser(name: str) -> Parser:
-    """The parser for ``value.format`` ``name``; a clear error lists the known names."""
-    parser = PARSERS.get(name.lower())
-    if parser is not None:
-        return parser
+def get_format(name: str) -> Format:
+    """The registry entry for ``value.format`` ``name``; a clear error lists the known names."""
+    entry = FORMATS.get(name.lower())
+    if entry is not None:
+        return entry
     if name.lower() in PLANNED_FORMATS:
         raise ValueError(
-            f"value.format '{name}' is not yet supported by lakecdc (supported: {', '.join(sorted(PARSERS))})"
+            f"value.format '{name}' is not yet supported by lakecdc (supported: {', '.join(sorted(FORMATS))})"
         )
-    raise ValueError(f"unknown value.format '{name}'; known formats: {', '.join(sorted(PARSERS))}")
+    raise ValueError(f"unknown value.format '{name}'; known formats: {', '.join(sorted(FORMATS))}")
+
+
+def get_parser(name: str) -> Parser:
+    """The parse function of ``value.format`` ``name`` (``get_format``'s errors)."""
+    return get_format(name).parse

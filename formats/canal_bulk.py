@@ -2,15 +2,16 @@
 
 ``canal.parse`` builds a dict per message, per row and per before image, and an event per row;
 at canal's message rates that Python work is most of a sync job's CPU. Once a table's columns are
-known, ``BulkDecoder`` decodes a message of that table with msgspec into typed structs (C code, no
+known, ``CanalBulkDecoder`` decodes a message of that table with msgspec into typed structs (C code, no
 dicts) and hands back each row image as a tuple in ``mysqlType`` order, ready to be transposed into
 columns.
 
 The bulk path only takes what it can decode *exactly as* ``canal.parse`` would; everything else —
 DDL, a message without ``mysqlType``, values that are not strings, a column set it has not learned,
 anything malformed — makes ``decode`` return None, and the caller parses the message with
-``canal.parse``, which keeps every rule and every error message. ``tests/ingest/test_assembler.py``
-checks that both paths give the same chunks.
+``canal.parse``, which keeps every rule and every error message. ``tests/ingest/pipeline/test_assembler.py``
+checks that both paths give the same chunks. This is canal-json's ``formats.bulk`` capability: its
+registry entry offers ``CanalBulkDecoder`` as its ``bulk_decoder``.
 
 An update's ``old`` holds only the changed columns of the before image; a column it names with
 ``null`` was NULL before, while a column it leaves out was unchanged. The ``old`` struct keeps that
@@ -19,13 +20,13 @@ difference (``UNSET`` for left out), which a columnar JSON reader cannot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 import orjson
 
 from formats import canal
+from formats.bulk import KindCodes, PlainRows
 from formats.events import Op, SourceSchema, TypeSystem
 
 # A source table seldom has more distinct column lists than this in one job; older ones are
@@ -37,21 +38,6 @@ _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
 _NULL = msgspec.Raw(b"null")
 _OPS = canal.OPS
 _EMPTY = msgspec.Raw(b"")
-
-
-@dataclass(slots=True)
-class PlainRows:
-    """The row images of one plain DML message, in ``source``'s column order.
-
-    ``before`` is set for updates only: ``before[i]`` is ``after[i]`` overlaid with ``old[i]``.
-    For deletes the images are in ``after`` (canal sends a deleted row in ``data``)."""
-
-    database: str | None
-    table: str | None
-    source: SourceSchema
-    op: Op
-    after: list[tuple[Any, ...]]
-    before: list[tuple[Any, ...]] | None
 
 
 class _Codec:
@@ -131,8 +117,10 @@ def _source_schema(mysql_type: bytes, pk_names: bytes) -> SourceSchema | None:
     return canal.source_schema(types, keys or [])
 
 
-class BulkDecoder:
-    """Decodes plain canal DML of learned column lists; see the module docstring."""
+class CanalBulkDecoder:
+    """Decodes plain canal DML of learned column lists (a ``formats.bulk.BulkDecoder``): see the
+    module docstring. An update's before image is ``data[i]`` overlaid with ``old[i]``; canal sends a
+    deleted row in ``data``."""
 
     def __init__(self) -> None:
         self._codecs: list[_Codec] = []  # most recently used first
@@ -181,12 +169,14 @@ class BulkDecoder:
             return PlainRows(msg.database, msg.table, source, op, after, before)
         return None
 
-    def lane(self, plain: PlainRows, rows: list[Any], kinds: list[int], offsets: list[int], codes: KindCodes) -> Lane:
+    def lane(
+        self, plain: PlainRows, rows: list[Any], kinds: list[int], offsets: list[int], codes: KindCodes
+    ) -> CanalLane:
         """A lane for the messages that follow ``plain`` (which ``decode`` just returned): same
         table, same raw ``mysqlType`` and ``pkNames``, decoded with the same codec."""
         codec = self._codecs[0]
         assert codec.last_source is plain.source
-        return Lane(codec, plain.database, plain.table, rows, kinds, offsets, codes)
+        return CanalLane(codec, plain.database, plain.table, rows, kinds, offsets, codes)
 
 
 def _before_image(after: tuple[Any, ...], changed: Any) -> tuple[Any, ...]:
@@ -196,17 +186,7 @@ def _before_image(after: tuple[Any, ...], changed: Any) -> tuple[Any, ...]:
     return tuple([a if c is _UNSET else c for a, c in zip(after, _astuple(changed), strict=True)])
 
 
-@dataclass(frozen=True, slots=True)
-class KindCodes:
-    """The row-kind values a lane appends (the sink's own, e.g. Paimon's row-kind bytes)."""
-
-    insert: int
-    update_before: int
-    update_after: int
-    delete: int
-
-
-class Lane:
+class CanalLane:
     """Appends the row images of one table's plain DML straight to a chunk's lists.
 
     After ``decode`` took a message, the next messages of a stream are nearly always plain DML of

@@ -13,8 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from formats import canal, get_parser, mysql_values
-from formats.canal_bulk import BulkDecoder, Lane, PlainRows
+from formats import FORMATS, Parser
+from formats.bulk import BulkDecoder, Lane, PlainRows
 from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
 from ingest.pipeline.chunk_builder import DEFAULT_CHUNK_ROWS, KIND_CODES, ChunkBuilder, MetadataSpec, record_schema
 from ingest.pipeline.routing import TableRouter
@@ -40,8 +40,8 @@ class ParseSpec:
     metadata_prefix: str = ""
     computed_columns: tuple[str, ...] = ()
     metadata_not_null: bool = False
-    # canal-json's bulk path for plain DML (same results, see formats.canal_bulk); off in tests
-    # that compare both paths
+    # the format's bulk path for plain DML where its registry entry has one (same results, see
+    # formats.bulk); off in tests that compare both paths
     bulk_path: bool = True
     # --catalog-conf case-sensitive=false: column and key names in lower case, computed columns'
     # references matched whatever their case (Paimon's CDC actions)
@@ -58,8 +58,9 @@ class ChunkAssembler:
     notes: ConversionNotes = field(default_factory=ConversionNotes)
 
     def __post_init__(self) -> None:
-        # The MySQL source parses its rows itself and calls add_events.
-        self._parse = None if self.spec.format == mysql_values.FORMAT else get_parser(self.spec.format)
+        # No entry: a source that parses its rows itself (the MySQL binlog) and calls add_events only.
+        entry = FORMATS.get(self.spec.format.lower())
+        self._parse: Parser | None = entry.parse if entry is not None else None
         self._modes = parse_type_mapping(self.spec.type_mapping)
         self._builders: dict[str, ChunkBuilder] = {}
         self._route = self.spec.router.route
@@ -71,15 +72,17 @@ class ChunkAssembler:
             if self.spec.metadata_columns
             else None
         )
-        self._bulk = (
-            BulkDecoder()
-            if self.spec.bulk_path
-            and self.spec.format == canal.FORMAT
+        # Bulk rows carry no metadata and no computed columns.
+        self._bulk: BulkDecoder | None = (
+            entry.bulk_decoder()
+            if entry is not None
+            and entry.bulk_decoder is not None
+            and self.spec.bulk_path
             and not self._computed
             and self._metadata is None
             else None
         )
-        # The bulk path's lane into the chunk its last message went to (``formats.canal_bulk.Lane``),
+        # The bulk path's lane into the chunk its last message went to (``formats.bulk.Lane``),
         # while that chunk is open.
         self._lane: Lane | None = None
         self._lane_builder: ChunkBuilder | None = None
@@ -112,8 +115,11 @@ class ChunkAssembler:
                 self._add_plain(plain, offset)
                 return
         position = SourcePosition(self.topic, self.partition, offset)
-        assert self._parse is not None
-        events = self._parse(value, key, MessageContext(position, timestamp_ms))
+        parse = self._parse
+        if parse is None:
+            known = ", ".join(sorted(FORMATS))
+            raise ValueError(f"'{self.spec.format}' is not a message format (known formats: {known})")
+        events = parse(value, key, MessageContext(position, timestamp_ms))
         self.add_events(events, position, timestamp_ms, ts_type)
         if bulk is not None:
             for event in events:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from formats.canal_bulk import KindCodes
+from formats.bulk import KindCodes
 from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
 from schema_evolution.arrow_types import to_arrow
 from schema_evolution.computed import ComputedColumn
@@ -134,7 +134,7 @@ class ChunkBuilder:
     # per row image, when metadata columns are asked for: (timestamp_ms, timestamp_type, event)
     meta_rows: list[tuple[int | None, int, DataChangeEvent]] = field(default_factory=list)
     # rows given as dicts (``add``); the others are tuples in source column order (canal-json's
-    # bulk path appends those, ``formats.canal_bulk.Lane``)
+    # bulk path appends those, ``formats.bulk.Lane``)
     dict_rows: int = 0
 
     def add(self, event: DataChangeEvent, offset: int, timestamp_ms: int | None = None, ts_type: int = 0) -> None:
