@@ -83,7 +83,10 @@ def add_parsers(sub: Any, opt: Callable[..., None]) -> None:
 
 
 def run(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
+    from sinks.table.locations import resolve_location
+
     try:
+        args.warehouse = resolve_location(args.warehouse)
         return _ACTIONS[args.action](args, catalog_conf)
     except ValueError as exc:
         print(f"lakecdc: error: {exc}", file=sys.stderr)

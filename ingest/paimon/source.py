@@ -16,10 +16,15 @@ deletes). Options follow Paimon's Spark reader:
 Incremental reads add a leading ``rowkind`` column (+I, -U, +U, -D): without it a change set of
 a primary-key table cannot be told apart from its state. ``register(spark)`` makes the format
 known to a session; lakecdc's own sessions have it.
+
+The warehouse (or table path) is a relative or absolute local path or a ``file:`` URI; a relative
+one is resolved on the driver, against the Spark driver's working directory.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
@@ -31,6 +36,7 @@ from pyspark.sql.types import StructType
 
 from schema_evolution.arrow_types import to_arrow
 from schema_evolution.types import parse_type
+from sinks.table.locations import resolve_location
 
 ROW_KIND = "rowkind"
 _SCAN_MODES = ("auto", "delta", "changelog")
@@ -58,11 +64,12 @@ class ReadSpec:
         warehouse, table = opts.get("warehouse"), opts.get("table")
         path = opts.get("path")
         if path and not (warehouse and table):
-            warehouse, table = _split_table_path(path)
+            warehouse, table = _split_table_path(_local(path, "load() path"))
         if not warehouse or not table or "." not in table:
             raise PaimonReadError(
                 "give the table as .option('warehouse', '/wh').option('table', 'db.t'), or as .load('/wh/db.db/t')"
             )
+        warehouse = _local(warehouse, "option 'warehouse'")
         snapshot = opts.get("scan.snapshot-id", opts.get("snapshot-id"))
         tag = opts.get("scan.tag-name", opts.get("tag-name"))
         between = opts.get("incremental-between")
@@ -94,6 +101,14 @@ class ReadSpec:
             return catalog.get_table(self.table)
         except Exception as exc:
             raise PaimonReadError(f"Paimon table '{self.table}' in '{self.warehouse}': {exc}") from None
+
+
+def _local(location: str, option: str) -> str:
+    """An absolute local path (executors need it: they do not share the driver's directory)."""
+    try:
+        return resolve_location(location, option)
+    except ValueError as exc:
+        raise PaimonReadError(str(exc)) from None
 
 
 def _split_table_path(path: str) -> tuple[str, str]:
@@ -229,5 +244,20 @@ def _conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
 
 
 def register(spark: Any) -> None:
-    """Make ``spark.read.format("paimon")`` available in ``spark`` (lakecdc's sessions have it)."""
-    spark.dataSource.register(PaimonDataSource)
+    """Make ``spark.read.format("paimon")`` available in ``spark`` (lakecdc's sessions have it).
+
+    The reader needs pyarrow and pypaimon-rust in Spark's Python workers. Without ``PYSPARK_PYTHON``
+    Spark starts ``python3`` from ``PATH``, often not the virtualenv's: in a local session the
+    reader's workers then run this interpreter (the session's other Python functions are unchanged).
+    A cluster's executors need ``PYSPARK_PYTHON`` (or ``spark.pyspark.python``) naming a Python that has them.
+    """
+    context = spark.sparkContext
+    if os.environ.get("PYSPARK_PYTHON") or not str(context.master).startswith("local"):
+        spark.dataSource.register(PaimonDataSource)
+        return
+    # The data source's Python function takes the interpreter the context names at registration.
+    previous, context.pythonExec = context.pythonExec, sys.executable
+    try:
+        spark.dataSource.register(PaimonDataSource)
+    finally:
+        context.pythonExec = previous

@@ -4,6 +4,10 @@ changes between two versions, all equal to what pypaimon-rust and pypaimon read.
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
+import textwrap
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,7 @@ from sinks.write.chunk_format import (
 )
 from sinks.write.committer import Committer
 from sinks.write.writer import WriteContext, write_chunks
+from tests.conftest import ROOT
 from tests.paimon_read import read_pypaimon, read_rust
 
 FIELDS = [
@@ -153,3 +158,57 @@ def test_incremental_between_gives_the_changes_with_their_row_kinds(spark: Any, 
 def test_bad_versions_name_the_problem(spark: Any, table: str, options: dict[str, str], message: str) -> None:
     with pytest.raises(Exception, match=message):
         _read(spark, warehouse=table, table="db.t", **options)
+
+
+def test_relative_paths_and_file_uris_name_the_warehouse(spark: Any, table: str) -> None:
+    # Relative to the driver's working directory (this process's; Spark's planner inherits it).
+    relative = os.path.relpath(table)
+    assert not relative.startswith("/")
+    for warehouse in (relative, f"file://{table}", f"file:{table}"):
+        assert [r["id"] for r in _read(spark, warehouse=warehouse, table="db.t")] == [2, 3]
+    rows = spark.read.format("paimon").load(os.path.join(relative, "db.db", "t")).collect()
+    assert sorted(r["id"] for r in rows) == [2, 3]
+    rows = spark.read.format("paimon").load(f"file://{table}/db.db/t").collect()
+    assert sorted(r["id"] for r in rows) == [2, 3]
+
+
+@pytest.mark.parametrize("location", ["s3://bucket/wh", "hdfs://namenode:8020/wh", "gs://bucket/wh"])
+def test_an_unsupported_scheme_is_refused_with_the_option_named(spark: Any, location: str) -> None:
+    scheme = location.split(":")[0]
+    with pytest.raises(Exception, match=f"option 'warehouse' '{location}': the {scheme}:// scheme is not supported"):
+        _read(spark, warehouse=location, table="db.t")
+    with pytest.raises(Exception, match=f"load\\(\\) path '{location}/db.db/t': the {scheme}:// scheme"):
+        spark.read.format("paimon").load(f"{location}/db.db/t").collect()
+
+
+def test_readme_example_in_a_users_own_session(table: str, tmp_path: Path) -> None:
+    """README's example as a user runs it: their own local SparkSession, no PYSPARK_PYTHON, a relative
+    warehouse, ``register(spark)``. ``python3`` on PATH here is not a Python that has pyarrow (it fails),
+    so the reader's workers must run this interpreter."""
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "python3").write_text("#!/bin/sh\necho 'not the venv python' >&2\nexit 1\n")
+    (fake_bin / "python3").chmod(0o755)
+    script = textwrap.dedent(
+        """
+        from pyspark.sql import SparkSession
+        from ingest.paimon.source import register
+
+        spark = (
+            SparkSession.builder.master("local[1]").config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1").config("spark.ui.enabled", "false").getOrCreate()
+        )
+        register(spark)
+        df = spark.read.format("paimon").option("warehouse", "warehouse").option("table", "db.t").load()
+        print("ids", sorted(r["id"] for r in df.collect()))
+        spark.stop()
+        """
+    )
+    os.symlink(table, tmp_path / "warehouse")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env.update(PATH=f"{fake_bin}:{env['PATH']}", PYTHONPATH=str(ROOT), SPARK_LOCAL_IP="127.0.0.1")
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ids [2, 3]" in done.stdout
