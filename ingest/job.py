@@ -25,7 +25,7 @@ from ingest.pipeline.routing import TableRouter
 from ingest.source import Source, SourceKind, SourceSettings
 from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor, configure_session
 from ingest.workers.warmup import start_warming
-from schema_evolution.errors import LakeCdcError
+from schema_evolution.errors import LakeCdcError, TransientError
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.local_files import write_atomically
 from sinks.table.catalog import Catalog
@@ -45,7 +45,12 @@ WORKER_MODULES = ("ingest.streaming.write_task", "pypaimon_rust.datafusion")
 
 
 class JobFailed(LakeCdcError):
-    """The streaming query stopped with an error; the message is the root cause."""
+    """The streaming query stopped with an error; the message is the root cause, and ``terminal``
+    the cause's (``LakeCdcError.terminal``)."""
+
+    def __init__(self, message: str, terminal: bool = True) -> None:
+        super().__init__(message)
+        self.terminal = terminal
 
 
 @dataclass
@@ -232,18 +237,32 @@ def run(settings: SyncSettings) -> JobResult:
     try:
         query.awaitTermination()
     except Exception as exc:
-        # A driver-side failure (schema, commit) is kept by the processor with its own message;
-        # an executor-side one (parsing) only reaches us as text inside Spark's exception.
-        failure = processor.failure
-        if isinstance(failure, LakeCdcError):
-            raise JobFailed(f"{type(failure).__name__}: {failure}") from None
-        raise JobFailed(root_cause(exc)) from None
+        raise job_failure(processor.failure, exc) from None
     except KeyboardInterrupt:
         log.info("stopping on interrupt")
         query.stop()
     finally:
         elapsed = time.monotonic() - started
     return JobResult(processor.stats, elapsed)
+
+
+def job_failure(failure: BaseException | None, exc: BaseException) -> JobFailed:
+    """Why the query stopped. A driver-side failure (schema, commit) is kept by the processor with
+    its own message; an executor-side one (parsing, fetching) only reaches us as text inside Spark's
+    exception, after Spark's own task retries (``spark.task.maxFailures``: 1 in local mode).
+
+    Either way the job stops with the cause's message. A terminal error needs a person (bad input,
+    an incompatible change, a wrong option); a transient one (``TransientError``: a broker or server
+    briefly away) may pass, so the message says that starting the job again is worth it.
+    """
+    if isinstance(failure, LakeCdcError):
+        message, terminal = f"{type(failure).__name__}: {failure}", failure.terminal
+    else:
+        message = root_cause(exc)
+        terminal = not message.startswith(f"{TransientError.__name__}: ")
+    if not terminal:
+        message += " (transient: start the job again, it resumes from its checkpoint)"
+    return JobFailed(message, terminal)
 
 
 _OUR_ERROR = re.compile(

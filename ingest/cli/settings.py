@@ -6,16 +6,20 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from formats import get_parser
+from ingest.durations import interval_ms, spark_interval
+from ingest.kafka.startup import STARTUP_MODES as KAFKA_STARTUP_MODES
+from ingest.kafka.startup import StartupMode as KafkaStartupMode
 from ingest.mysql.ssl import SSL_KEYS, SslSettings
+from ingest.mysql.startup import STARTUP_MODES as MYSQL_STARTUP_MODES
+from ingest.mysql.startup import StartupMode as MySqlStartupMode
 from ingest.pipeline.chunk_builder import METADATA_TYPES
 from ingest.source import Action, SourceKind
 from schema_evolution.computed import parse_computed_columns
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
-from sinks.table.locations import resolve_location
 from sinks.table.options import validate_table_options
 
 # --kafka-conf keys (Paimon's names) that lakecdc reads; ``properties.*`` go to librdkafka.
@@ -108,13 +112,7 @@ class SyncSettings(BaseSettings):
     @field_validator("trigger_interval")
     @classmethod
     def _interval(cls, v: str) -> str:
-        return normalise_interval(v)
-
-    @field_validator("warehouse", "checkpoint")
-    @classmethod
-    def _location(cls, v: str | None, info: ValidationInfo) -> str | None:
-        # Absolute from here on: pypaimon-rust and Spark's executors take no relative path.
-        return None if v is None else resolve_location(v, f"--{info.field_name}")
+        return spark_interval(v)
 
     @field_validator("including_tables", "excluding_tables", "including_dbs", "excluding_dbs")
     @classmethod
@@ -178,17 +176,11 @@ class SyncSettings(BaseSettings):
             raise ValueError("--kafka-conf value.format=... is required (e.g. canal-json)")
         get_parser(self.kafka_conf["value.format"])
         mode = self.kafka_conf.get("scan.startup.mode")
-        if mode is not None and mode not in (
-            "earliest-offset",
-            "latest-offset",
-            "group-offsets",
-            "timestamp",
-            "specific-offsets",
-        ):
+        if mode is not None and mode not in KAFKA_STARTUP_MODES:
             raise ValueError(f"scan.startup.mode '{mode}' is not one of the supported modes")
-        if mode == "timestamp" and "scan.startup.timestamp-millis" not in self.kafka_conf:
+        if mode == KafkaStartupMode.TIMESTAMP and "scan.startup.timestamp-millis" not in self.kafka_conf:
             raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis")
-        if mode == "specific-offsets" and "scan.startup.specific-offsets" not in self.kafka_conf:
+        if mode == KafkaStartupMode.SPECIFIC_OFFSETS and "scan.startup.specific-offsets" not in self.kafka_conf:
             raise ValueError("scan.startup.mode=specific-offsets needs scan.startup.specific-offsets")
 
     def _check_mysql(self) -> None:
@@ -234,22 +226,7 @@ class SyncSettings(BaseSettings):
                     re.compile(conf[key])
                 except re.error as exc:
                     raise ValueError(f"--mysql-conf {key} is not a valid regular expression: {exc}") from None
-        mode = conf.get("scan.startup.mode", "initial")
-        if mode not in ("initial", "earliest-offset", "latest-offset", "specific-offset", "timestamp"):
-            raise ValueError(
-                f"scan.startup.mode '{mode}' is not supported; use initial, earliest-offset, latest-offset, "
-                f"specific-offset or timestamp"
-            )
-        if mode == "timestamp" and not conf.get("scan.startup.timestamp-millis", "").strip().isdigit():
-            raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis (epoch milliseconds)")
-        if mode == "specific-offset" and not (
-            (conf.get("scan.startup.specific-offset.file") and conf.get("scan.startup.specific-offset.pos"))
-            or conf.get("scan.startup.specific-offset.gtid-set")
-        ):
-            raise ValueError(
-                "scan.startup.mode=specific-offset needs scan.startup.specific-offset.gtid-set, or "
-                "scan.startup.specific-offset.file and .pos"
-            )
+        _check_mysql_startup(conf)
         for key in ("port", "scan.incremental.snapshot.chunk.size", "scan.startup.specific-offset.pos"):
             if key in conf and not conf[key].strip().isdigit():
                 raise ValueError(f"--mysql-conf {key}='{conf[key]}' is not a whole number")
@@ -263,7 +240,7 @@ class SyncSettings(BaseSettings):
         for key in ("connect.timeout", "heartbeat.interval"):
             if key in conf:
                 try:
-                    normalise_interval(conf[key])
+                    interval_ms(conf[key])
                 except ValueError:
                     raise ValueError(f"--mysql-conf {key}='{conf[key]}' is not a duration (e.g. 30s)") from None
 
@@ -285,7 +262,8 @@ class SyncSettings(BaseSettings):
         mode = self.kafka_conf.get("scan.startup.mode")
         if mode:
             return mode
-        return "group-offsets" if self.kafka_conf.get("properties.group.id") else "earliest-offset"
+        group = self.kafka_conf.get("properties.group.id")
+        return (KafkaStartupMode.GROUP_OFFSETS if group else KafkaStartupMode.EARLIEST_OFFSET).value
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -301,26 +279,20 @@ class SyncSettings(BaseSettings):
         return f"{self.action}-{self.database}-{target}"
 
 
-def normalise_interval(text: str) -> str:
-    """Accept ``10``, ``10s``, ``500ms``, ``2 minutes``; return Spark's ``"<n> <unit>"`` form."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
-    if m is None:
-        raise ValueError(f"cannot read interval '{text}' (examples: 10s, 500ms, 2 minutes)")
-    value, unit = m.group(1), m.group(2).lower()
-    units = {
-        "": "seconds",
-        "s": "seconds",
-        "sec": "seconds",
-        "second": "seconds",
-        "seconds": "seconds",
-        "ms": "milliseconds",
-        "millisecond": "milliseconds",
-        "milliseconds": "milliseconds",
-        "m": "minutes",
-        "min": "minutes",
-        "minute": "minutes",
-        "minutes": "minutes",
-    }
-    if unit not in units:
-        raise ValueError(f"cannot read interval '{text}': unknown unit '{unit}'")
-    return f"{value} {units[unit]}"
+def _check_mysql_startup(conf: dict[str, str]) -> None:
+    mode = conf.get("scan.startup.mode", MySqlStartupMode.INITIAL)
+    if mode not in MYSQL_STARTUP_MODES:
+        raise ValueError(
+            f"scan.startup.mode '{mode}' is not supported; use {', '.join(MYSQL_STARTUP_MODES[:-1])} "
+            f"or {MYSQL_STARTUP_MODES[-1]}"
+        )
+    if mode == MySqlStartupMode.TIMESTAMP and not conf.get("scan.startup.timestamp-millis", "").strip().isdigit():
+        raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis (epoch milliseconds)")
+    if mode == MySqlStartupMode.SPECIFIC_OFFSET and not (
+        (conf.get("scan.startup.specific-offset.file") and conf.get("scan.startup.specific-offset.pos"))
+        or conf.get("scan.startup.specific-offset.gtid-set")
+    ):
+        raise ValueError(
+            "scan.startup.mode=specific-offset needs scan.startup.specific-offset.gtid-set, or "
+            "scan.startup.specific-offset.file and .pos"
+        )

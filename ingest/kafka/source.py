@@ -21,10 +21,10 @@ import os
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
+import msgspec
 import pyarrow as pa
 import structlog
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -37,8 +37,8 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from ingest import logs
+from ingest.kafka.startup import StartupMode
 from ingest.pipeline.assembler import ParseSpec, assemble
-from ingest.pipeline.routing import TableRouter
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from schema_evolution.errors import LakeCdcError, TransientError
 from sinks.write.chunk_format import CHUNK_DDL
@@ -60,7 +60,6 @@ RAW_SCHEMA = pa.schema(
     ]
 )
 
-STARTUP_MODES = ("earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets")
 # Messages: smaller splits cost more in task overhead than they win in parallelism. Tests fix the
 # split size (LAKECDC_SPLIT_MESSAGES) so that ranges are split and the order across splits is exercised.
 _MIN_SPLIT = 20_000
@@ -77,7 +76,7 @@ class KafkaSourceSpec:
 
     topics: tuple[str, ...] = ()
     topic_pattern: str | None = None
-    startup_mode: str = "earliest-offset"
+    startup_mode: str = StartupMode.EARLIEST_OFFSET.value
     startup_timestamp_millis: int | None = None
     startup_specific_offsets: str | None = None
     parse: ParseSpec | None = None
@@ -86,20 +85,11 @@ class KafkaSourceSpec:
     commit_offsets_to_group: bool = True
 
     def to_json(self) -> str:
-        return orjson.dumps(asdict(self)).decode()
+        return msgspec.json.encode(self).decode()
 
     @staticmethod
     def from_json(text: str) -> KafkaSourceSpec:
-        d = orjson.loads(text)
-        parse = d.pop("parse")
-        if parse is not None:
-            parse["router"] = TableRouter(**parse["router"])  # dict fields stay dicts
-            parse["primary_keys"] = tuple(parse["primary_keys"])
-            parse["metadata_columns"] = tuple(parse["metadata_columns"])
-            parse["computed_columns"] = tuple(parse["computed_columns"])
-            parse = ParseSpec(**parse)
-        d["topics"] = tuple(d["topics"])
-        return KafkaSourceSpec(parse=parse, **d)
+        return msgspec.json.decode(text, type=KafkaSourceSpec)
 
 
 @dataclass(frozen=True)
@@ -232,8 +222,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             offsets[topic] = {}
             for p in plist:
                 low, high = self._watermarks(topic, p)
-                offsets[topic][str(p)] = high if mode == "latest-offset" else low
-        if mode == "group-offsets":
+                offsets[topic][str(p)] = high if mode == StartupMode.LATEST_OFFSET else low
+        if mode == StartupMode.GROUP_OFFSETS:
             group = self.properties.get("group.id")
             reset_latest = self.properties.get("auto.offset.reset", "earliest") in (
                 "latest",
@@ -247,7 +237,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                         offsets[tp.topic][str(tp.partition)] = tp.offset
                     elif reset_latest:
                         offsets[tp.topic][str(tp.partition)] = self._watermarks(tp.topic, tp.partition)[1]
-        elif mode == "timestamp":
+        elif mode == StartupMode.TIMESTAMP:
             ts = self.spec.startup_timestamp_millis
             if ts is None:
                 raise KafkaSourceError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis")
@@ -257,7 +247,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 offsets[tp.topic][str(tp.partition)] = (
                     tp.offset if tp.offset >= 0 else self._watermarks(tp.topic, tp.partition)[1]
                 )
-        elif mode == "specific-offsets":
+        elif mode == StartupMode.SPECIFIC_OFFSETS:
             specific = parse_specific_offsets(self.spec.startup_specific_offsets or "")
             if len(parts) != 1:
                 raise KafkaSourceError("scan.startup.specific-offsets needs exactly one topic")

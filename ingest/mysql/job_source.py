@@ -13,6 +13,7 @@ from ingest.mysql.client import MySqlConnection
 from ingest.mysql.snapshot import SnapshotRegistry
 from ingest.mysql.source import MySqlCdcDataSource
 from ingest.mysql.spec import DEFAULT_CHUNK_SIZE, MySqlSourceSpec
+from ingest.mysql.startup import StartupMode
 from ingest.mysql.ssl import SslSettings, applied_jdbc_properties
 from ingest.source import Action, MarksHook, SourceSettings
 
@@ -64,7 +65,7 @@ class MySqlSource:
             ),
             database_regex=conf["database-name"],
             table_regex=conf["table-name"] if table_sync else settings.including_tables,
-            startup_mode=conf.get("scan.startup.mode", "initial"),
+            startup_mode=conf.get("scan.startup.mode", StartupMode.INITIAL.value),
             parse=parse,
             state_dir=self.checkpoint,
             server_id=int(first),
@@ -74,10 +75,10 @@ class MySqlSource:
             server_time_zone=conf.get("server-time-zone", "UTC"),
             chunk_size=int(conf.get("scan.incremental.snapshot.chunk.size", str(DEFAULT_CHUNK_SIZE))),
             specific_position=(conf["scan.startup.specific-offset.file"], int(conf["scan.startup.specific-offset.pos"]))
-            if mode == "specific-offset" and "scan.startup.specific-offset.file" in conf
+            if mode == StartupMode.SPECIFIC_OFFSET and "scan.startup.specific-offset.file" in conf
             else None,
-            specific_gtids=conf.get("scan.startup.specific-offset.gtid-set") if mode == "specific-offset" else None,
-            startup_timestamp_ms=int(conf["scan.startup.timestamp-millis"]) if mode == "timestamp" else None,
+            specific_gtids=conf.get("scan.startup.specific-offset.gtid-set") if mode == StartupMode.SPECIFIC_OFFSET else None,
+            startup_timestamp_ms=int(conf["scan.startup.timestamp-millis"]) if mode == StartupMode.TIMESTAMP else None,
             require_primary_key=table_sync and not settings.primary_keys,
         )
 

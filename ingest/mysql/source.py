@@ -52,6 +52,7 @@ from ingest.mysql.gtid import GtidSet
 from ingest.mysql.schema_history import SchemaHistory
 from ingest.mysql.snapshot import SnapshotRegistry, read_chunk
 from ingest.mysql.spec import BinlogPartition, Chunk, ChunkPartition, MySqlSourceSpec, Position, binlog_offset
+from ingest.mysql.startup import StartupMode
 from ingest.pipeline.assembler import GcPaused
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from sinks.write.chunk_format import CHUNK_DDL
@@ -93,10 +94,10 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         with connect(spec.connection) as c:
             full_metadata = check_server(c)
             position = master_status(c)
-            if not full_metadata or spec.startup_mode in ("initial", "latest-offset"):
+            if not full_metadata or spec.startup_mode in (StartupMode.INITIAL, StartupMode.LATEST_OFFSET):
                 position = self._start_history(c, full_metadata)
             chunks: list[list[Any]] = []
-            if spec.startup_mode == "initial":
+            if spec.startup_mode == StartupMode.INITIAL:
                 for database, table in captured_tables(c, spec.database_regex, spec.table_regex):
                     if spec.parse.router.route(database, table) is None:
                         continue  # excluded by --including-tables / --excluding-tables
@@ -125,15 +126,15 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     raise MySqlSourceError(
                         f"No tables found in MySQL database {spec.database_regex}, or MySQL database does not exist."
                     )
-            elif spec.startup_mode == "earliest-offset":
+            elif spec.startup_mode == StartupMode.EARLIEST_OFFSET:
                 files = query(c, "SHOW BINARY LOGS")
                 position = (str(files[0][0]), 4)
-            elif spec.startup_mode == "specific-offset" and spec.specific_gtids:
+            elif spec.startup_mode == StartupMode.SPECIFIC_OFFSET and spec.specific_gtids:
                 position = position_after_gtids(spec.connection, GtidSet.parse(spec.specific_gtids), spec.server_id)
-            elif spec.startup_mode == "specific-offset":
+            elif spec.startup_mode == StartupMode.SPECIFIC_OFFSET:
                 assert spec.specific_position is not None
                 position = spec.specific_position
-            elif spec.startup_mode == "timestamp":
+            elif spec.startup_mode == StartupMode.TIMESTAMP:
                 assert spec.startup_timestamp_ms is not None
                 position = position_at(spec.connection, spec.startup_timestamp_ms, spec.server_id)
         log.info("mysql source start", mode=spec.startup_mode, chunks=len(chunks), binlog=list(position))
@@ -146,7 +147,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         latest-offset), and no DDL may fall between the position and the definitions: read
         again until none did."""
         spec = self.spec
-        if spec.startup_mode not in ("initial", "latest-offset"):
+        if spec.startup_mode not in (StartupMode.INITIAL, StartupMode.LATEST_OFFSET):
             assert not full_metadata
             raise MySqlSourceError(
                 f"scan.startup.mode={spec.startup_mode} needs binlog_row_metadata=FULL on the server: without it "

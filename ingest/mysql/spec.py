@@ -5,10 +5,10 @@ Shared by the driver's planning (``source``) and the read tasks (``snapshot``, `
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-import orjson
+import msgspec
 from pyspark.sql.datasource import (
     InputPartition,
 )
@@ -16,9 +16,7 @@ from pyspark.sql.datasource import (
 from ingest.mysql.client import (
     MySqlConnection,
 )
-from ingest.mysql.ssl import SslSettings
 from ingest.pipeline.assembler import ChunkAssembler, ParseSpec
-from ingest.pipeline.routing import TableRouter
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 
 Position = tuple[str, int]
@@ -51,23 +49,14 @@ class MySqlSourceSpec:
     require_primary_key: bool = True
 
     def to_json(self) -> str:
-        d = asdict(self)
-        d["connection"].pop("password")  # travels as the separate, redacted option mysql.password
-        return orjson.dumps(d).decode()
+        d = msgspec.to_builtins(self)
+        del d["connection"]["password"]  # travels as the separate, redacted option mysql.password
+        return msgspec.json.encode(d).decode()
 
     @staticmethod
     def from_json(text: str, password: str = "") -> MySqlSourceSpec:
-        d = orjson.loads(text)
-        connection = d["connection"]
-        connection["ssl"] = SslSettings(**connection["ssl"])
-        d["connection"] = MySqlConnection(**connection, password=password)
-        parse = d.pop("parse")
-        parse["router"] = TableRouter(**parse["router"])
-        for key in ("primary_keys", "metadata_columns", "computed_columns"):
-            parse[key] = tuple(parse[key])
-        if d.get("specific_position") is not None:
-            d["specific_position"] = tuple(d["specific_position"])
-        return MySqlSourceSpec(parse=ParseSpec(**parse), **d)
+        spec = msgspec.json.decode(text, type=MySqlSourceSpec)
+        return replace(spec, connection=replace(spec.connection, password=password))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,17 @@
+"""Where a new MySQL job starts reading: ``--mysql-conf scan.startup.mode``, Paimon's names (the one
+list; settings validate against it, the source plans by it)."""
+
+from __future__ import annotations
+
+import enum
+
+
+class StartupMode(enum.StrEnum):
+    INITIAL = "initial"  # a snapshot, then the binlog from where the snapshot started (the default)
+    EARLIEST_OFFSET = "earliest-offset"
+    LATEST_OFFSET = "latest-offset"
+    SPECIFIC_OFFSET = "specific-offset"
+    TIMESTAMP = "timestamp"
+
+
+STARTUP_MODES = tuple(mode.value for mode in StartupMode)
