@@ -43,11 +43,23 @@ def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())
 
 
+def package_version() -> str:
+    """lakecdc's version from the installed package's metadata (pyproject's ``version``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lakecdc")
+    except PackageNotFoundError:  # a source tree on PYTHONPATH that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lakecdc",
-        description="Stream CDC changes into Apache Paimon tables with Spark Structured Streaming, exactly once.",
+        description=f"lakecdc {package_version()}: stream CDC changes into Apache Paimon tables with Spark "
+        "Structured Streaming, exactly once.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     for action in Action:
         p = sub.add_parser(action.value, help=f"Paimon's {action.replace('-', '_')} action on Spark")
