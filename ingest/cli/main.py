@@ -43,6 +43,76 @@ def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())
 
 
+def _add_sync_parser(sub: Any, action: Action) -> None:
+    p = sub.add_parser(action.value, help=f"Paimon's {action.replace('-', '_')} action on Spark")
+    _opt(p, "warehouse", required=True, help="Paimon warehouse path or URI")
+    _opt(p, "database", required=True, help="target Paimon database")
+    if not action.database_sync:
+        _opt(p, "table", required=True, help="target Paimon table")
+    else:
+        _add_database_sync_options(p, action)
+    _opt(p, "partition-keys", default=None, help="comma-separated partition keys")
+    _opt(p, "primary-keys", default=None, help="comma-separated primary keys (default: the source's)")
+    _opt(p, "type-mapping", default="", help="comma-separated type mapping options")
+    _opt(
+        p,
+        "sync-primary-keys-from-source-schema",
+        default="true",
+        choices=["true", "false"],
+        help="use the source's primary keys when --primary-keys is not given (default true)",
+    )
+    _opt(p, "computed-column", action="append", default=None, help="computed column 'name=func(args)' (repeatable)")
+    _opt(p, "metadata-column", action="append", default=None, help="metadata columns, e.g. topic,offset,op_ts")
+    _opt(p, "metadata-column-prefix", default=None, help="prefix of the metadata columns' names")
+    if action.source is SourceKind.KAFKA:
+        _opt(p, "kafka-conf", action="append", help="Kafka source option key=value (repeatable)")
+    else:
+        _opt(p, "mysql-conf", action="append", help="MySQL source option key=value (repeatable)")
+    _opt(p, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
+    _opt(p, "table-conf", action="append", help="Paimon table option key=value (repeatable)")
+    _opt(p, "checkpoint", default=None, help="checkpoint directory (default: under the warehouse)")
+    _opt(p, "trigger-interval", default=None, help="micro-batch interval, e.g. 10s (default 10 seconds)")
+    _opt(p, "max-offsets-per-trigger", type=int, default=None, help="messages per micro-batch at most")
+    _opt(
+        p,
+        "parallel-write-min-rows",
+        type=int,
+        default=None,
+        help="rows of one table in a micro-batch from which one task per core writes it, by bucket (default 50000)",
+    )
+    _opt(p, "available-now", action="store_true", help="process what is in Kafka now, then stop")
+    _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
+
+
+def _add_database_sync_options(p: argparse.ArgumentParser, action: Action) -> None:
+    _opt(p, "table-prefix", default="", help="prefix for created table names")
+    _opt(p, "table-suffix", default="", help="suffix for created table names")
+    _opt(p, "including-tables", default=".*", help="regex of source tables to sync")
+    _opt(p, "excluding-tables", default=None, help="regex of source tables to skip")
+    _opt(p, "ignore-incompatible", action="store_true", help="skip tables whose schema cannot evolve")
+    if action is Action.MYSQL_SYNC_DATABASE:
+        _opt(p, "merge-shards", default="true", choices=["true", "false"], help="false: <db>_<table> names")
+        _opt(
+            p,
+            "mode",
+            default="divided",
+            choices=["divided", "combined"],
+            help="see README (both pick up new tables)",
+        )
+    _opt(p, "including-dbs", default=".*", help="regex of source databases to sync")
+    _opt(p, "excluding-dbs", default=None, help="regex of source databases to skip")
+    _opt(p, "table-mapping", action="append", default=None, help="source_table=paimon_table (repeatable)")
+    _opt(p, "table-prefix-db", action="append", default=None, help="db=prefix for that db's tables")
+    _opt(p, "table-suffix-db", action="append", default=None, help="db=suffix for that db's tables")
+    _opt(
+        p,
+        "multiple-table-partition-keys",
+        action="append",
+        default=None,
+        help="table=col1,col2: partition keys of one table (repeatable)",
+    )
+
+
 def package_version() -> str:
     """lakecdc's version from the installed package's metadata (pyproject's ``version``)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -62,69 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     for action in Action:
-        p = sub.add_parser(action.value, help=f"Paimon's {action.replace('-', '_')} action on Spark")
-        _opt(p, "warehouse", required=True, help="Paimon warehouse path or URI")
-        _opt(p, "database", required=True, help="target Paimon database")
-        if not action.database_sync:
-            _opt(p, "table", required=True, help="target Paimon table")
-        else:
-            _opt(p, "table-prefix", default="", help="prefix for created table names")
-            _opt(p, "table-suffix", default="", help="suffix for created table names")
-            _opt(p, "including-tables", default=".*", help="regex of source tables to sync")
-            _opt(p, "excluding-tables", default=None, help="regex of source tables to skip")
-            _opt(p, "ignore-incompatible", action="store_true", help="skip tables whose schema cannot evolve")
-            if action is Action.MYSQL_SYNC_DATABASE:
-                _opt(p, "merge-shards", default="true", choices=["true", "false"], help="false: <db>_<table> names")
-                _opt(
-                    p,
-                    "mode",
-                    default="divided",
-                    choices=["divided", "combined"],
-                    help="see README (both pick up new tables)",
-                )
-            _opt(p, "including-dbs", default=".*", help="regex of source databases to sync")
-            _opt(p, "excluding-dbs", default=None, help="regex of source databases to skip")
-            _opt(p, "table-mapping", action="append", default=None, help="source_table=paimon_table (repeatable)")
-            _opt(p, "table-prefix-db", action="append", default=None, help="db=prefix for that db's tables")
-            _opt(p, "table-suffix-db", action="append", default=None, help="db=suffix for that db's tables")
-            _opt(
-                p,
-                "multiple-table-partition-keys",
-                action="append",
-                default=None,
-                help="table=col1,col2: partition keys of one table (repeatable)",
-            )
-        _opt(p, "partition-keys", default=None, help="comma-separated partition keys")
-        _opt(p, "primary-keys", default=None, help="comma-separated primary keys (default: the source's)")
-        _opt(p, "type-mapping", default="", help="comma-separated type mapping options")
-        _opt(
-            p,
-            "sync-primary-keys-from-source-schema",
-            default="true",
-            choices=["true", "false"],
-            help="use the source's primary keys when --primary-keys is not given (default true)",
-        )
-        _opt(p, "computed-column", action="append", default=None, help="computed column 'name=func(args)' (repeatable)")
-        _opt(p, "metadata-column", action="append", default=None, help="metadata columns, e.g. topic,offset,op_ts")
-        _opt(p, "metadata-column-prefix", default=None, help="prefix of the metadata columns' names")
-        if action.source is SourceKind.KAFKA:
-            _opt(p, "kafka-conf", action="append", help="Kafka source option key=value (repeatable)")
-        else:
-            _opt(p, "mysql-conf", action="append", help="MySQL source option key=value (repeatable)")
-        _opt(p, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
-        _opt(p, "table-conf", action="append", help="Paimon table option key=value (repeatable)")
-        _opt(p, "checkpoint", default=None, help="checkpoint directory (default: under the warehouse)")
-        _opt(p, "trigger-interval", default=None, help="micro-batch interval, e.g. 10s (default 10 seconds)")
-        _opt(p, "max-offsets-per-trigger", type=int, default=None, help="messages per micro-batch at most")
-        _opt(
-            p,
-            "parallel-write-min-rows",
-            type=int,
-            default=None,
-            help="rows of one table in a micro-batch from which one task per core writes it, by bucket (default 50000)",
-        )
-        _opt(p, "available-now", action="store_true", help="process what is in Kafka now, then stop")
-        _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
+        _add_sync_parser(sub, action)
     q = sub.add_parser("query", help="run SQL over the Paimon tables of a warehouse (DataFusion)")
     q.add_argument("sql", help='e.g. "SELECT * FROM orders LIMIT 10" or \'SELECT * FROM "orders$snapshots"\'')
     _opt(q, "warehouse", required=True, help="Paimon warehouse path or URI")
