@@ -19,7 +19,7 @@ from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import ParseError
 from sqlglot.parsers.mysql import MySQLParser
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokenizer_core import Token, TokenType
 
 
 class _MySqlDdl(MySQL):

@@ -67,7 +67,7 @@ class PaimonType:
             return f"ARRAY<{self.element.sql()}>"
         if self.length is not None:
             return f"{r.value}({self.length})"
-        return r.value
+        return str(r.value)
 
     def with_nullable(self, nullable: bool) -> PaimonType:
         return self if self.nullable == nullable else replace(self, nullable=nullable)
