@@ -25,11 +25,12 @@ test: $(STAMP) ## run the whole test suite (unit + integration with real Spark, 
 test-unit: $(STAMP) ## only the fast tests that start no server
 	$(PY) -m pytest -q -m "not integration"
 
-lint: $(STAMP) ## ruff (lint + format check), mypy and the import-linter contracts (the layering, pyproject.toml)
+lint: $(STAMP) ## ruff (lint + format check), mypy, the import-linter contracts (pyproject.toml), boundary and size tests
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-logo --no-cache
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_boundary.py tests/test_code_size.py
 
 demo: $(STAMP) ## local broker + sample CDC stream for two tables -> kafka-sync-database -> ./warehouse
 	$(PY) -m deploy.demo

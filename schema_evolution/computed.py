@@ -29,8 +29,9 @@ verbatim (a doubled quote inside is one quote), others are trimmed. So ``cast(x,
 and a pattern with a comma is written ``date_format(ts, "yyyy-MM-dd, HH")``. Quotes inside an unquoted
 argument are kept (Java pattern literals: ``yyyy-MM-dd'T'HH``); Paimon has no quoting at all and splits
 at every comma, so its specs parse the same here unless an argument starts with a quote.
-``parse_computed_columns`` validates everything that does not depend on the source schema at start-up
-and returns the columns in dependency order (a computed column may use another one, as in Paimon).
+``parse_computed_columns`` (``schema_evolution.computed_specs``) validates everything that does not
+depend on the source schema at start-up and returns the columns in dependency order (a computed column
+may use another one, as in Paimon).
 
 Deviations from Paimon, on purpose:
 
@@ -48,38 +49,23 @@ Deviations from Paimon, on purpose:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from schema_evolution.arrow_types import to_arrow
-from schema_evolution.conversion import ValueConversionError, convert_column
-from schema_evolution.types import PaimonType, Root, int_, parse_type, string, timestamp
+from schema_evolution.conversion import convert_column
+from schema_evolution.date_format import Token, format_timestamps
+from schema_evolution.types import PaimonType, Root, int_, string, timestamp
 
 _INTS = frozenset({Root.TINYINT, Root.SMALLINT, Root.INT, Root.BIGINT})
 _TEXT = frozenset({Root.CHAR, Root.VARCHAR})
 _TEMPORAL = frozenset({Root.DATE, Root.TIMESTAMP, Root.TIMESTAMP_LTZ})
-_EPOCH_UNITS = {0: "s", 3: "ms", 6: "us", 9: "ns"}
-_TEMPORAL_FIELDS = ("year", "month", "day", "hour", "minute", "second")
-# name -> (min, max) argument count, the source column included
-_ARITY: dict[str, tuple[int, int]] = {
-    **dict.fromkeys(_TEMPORAL_FIELDS, (1, 2)),
-    "date_format": (2, 3),
-    "substring": (2, 3),
-    "truncate": (2, 2),
-    "upper": (1, 1),
-    "lower": (1, 1),
-    "trim": (1, 1),
-    "cast": (1, 2),
-    "now": (0, 0),
-}
+EPOCH_UNITS = {0: "s", 3: "ms", 6: "us", 9: "ns"}
+TEMPORAL_FIELDS = ("year", "month", "day", "hour", "minute", "second")
 _JAVA_WHITESPACE = "".join(chr(i) for i in range(33))  # what java.lang.String.trim strips
-
-Token = tuple[str, int | str]  # (pattern letter, count) or ("'", literal text)
 
 
 @dataclass(frozen=True)
@@ -110,7 +96,7 @@ class ComputedColumn:
         if input_type is None:
             raise self._fail(f"the source column '{self.source}' has no type")
         root = input_type.root
-        if f in _TEMPORAL_FIELDS or f == "date_format":
+        if f in TEMPORAL_FIELDS or f == "date_format":
             if root in _TEMPORAL and self.precision is not None:
                 raise self._fail(
                     f"column '{self.source}' is {input_type}: the precision argument only applies to epoch numbers"
@@ -162,10 +148,10 @@ class ComputedColumn:
 
     def _compute(self, column: pa.Array, input_type: PaimonType) -> pa.Array:
         f = self.function
-        if f in _TEMPORAL_FIELDS:
+        if f in TEMPORAL_FIELDS:
             return getattr(pc, f)(self._timestamps(column, input_type))
         if f == "date_format":
-            return _format(self._timestamps(column, input_type), self.pattern)
+            return format_timestamps(self._timestamps(column, input_type), self.pattern)
         if f == "substring":
             text = column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
             return pc.utf8_slice_codeunits(text, self.begin, self.end)
@@ -188,7 +174,7 @@ class ComputedColumn:
             return pc.cast(column, pa.timestamp(column.type.unit))
         if root in _TEXT and self.precision is None:
             return self._parse_text(column)
-        unit = _EPOCH_UNITS[0 if self.precision is None else self.precision]
+        unit = EPOCH_UNITS[0 if self.precision is None else self.precision]
         if root in _TEXT:
             column = self._to_int64(column)
         # Arrow reads epoch values with floor semantics: -1 us is 1969-12-31 23:59:59.999999.
@@ -266,290 +252,3 @@ def _pad_datetime(v: str | None) -> str | None:
     if sep:
         out += f" {int(h):02d}:{int(mi):02d}:{int(s or 0):02d}" + (frac if frac and frac != "." else "")
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# date_format: Java DateTimeFormatter patterns, rendered column by column
-# ---------------------------------------------------------------------------------------------
-
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September"]
-_MONTHS += ["October", "November", "December"]
-_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-# letter -> max count; names are English, as with Paimon's default (Locale-less) formatter
-_LETTERS = {"y": 9, "u": 9, "M": 5, "L": 5, "d": 2, "D": 3, "H": 2, "h": 2, "K": 2, "k": 2, "m": 2, "s": 2}
-_LETTERS.update({"S": 9, "n": 9, "a": 1, "E": 5})
-_HINTS = {"Y": " (week-based year; did you mean 'y'?)", "T": " (quote literal text: 'T')"}
-
-
-def compile_pattern(pattern: str) -> tuple[Token, ...]:
-    """Java DateTimeFormatter pattern -> tokens; ValueError for what we cannot render exactly."""
-    tokens: list[Token] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "'":
-            j, lit = i + 1, ""
-            while True:
-                if j >= len(pattern):
-                    raise ValueError(f"unterminated quote in pattern '{pattern}'")
-                if pattern[j] == "'":
-                    if j + 1 < len(pattern) and pattern[j + 1] == "'":
-                        lit, j = lit + "'", j + 2
-                        continue
-                    break
-                lit, j = lit + pattern[j], j + 1
-            tokens.append(("'", lit if j > i + 1 else "'"))  # '' alone is one quote
-            i = j + 1
-        elif c.isascii() and c.isalpha():
-            j = i
-            while j < len(pattern) and pattern[j] == c:
-                j += 1
-            count = j - i
-            if c not in _LETTERS:
-                raise ValueError(
-                    f"unsupported pattern letter '{c}'{_HINTS.get(c, '')} in '{pattern}' "
-                    f"(supported: {' '.join(_LETTERS)})"
-                )
-            if count > _LETTERS[c]:
-                raise ValueError(f"too many pattern letters '{c * count}' in '{pattern}'")
-            tokens.append((c, count))
-            i = j
-        elif c in "[]{}#":
-            raise ValueError(f"pattern character '{c}' is not supported in '{pattern}'")
-        else:
-            tokens.append(("'", c))
-            i += 1
-    return tuple(tokens)
-
-
-def _format(ts: pa.Array, tokens: tuple[Token, ...]) -> pa.Array:
-    cache: dict[str, pa.Array] = {}
-
-    def part(name: str) -> pa.Array:
-        if name not in cache:
-            if name == "nano":  # nano-of-second from Arrow's millisecond/microsecond/nanosecond parts
-                ms, us, ns = (
-                    pc.cast(getattr(pc, p)(ts), pa.int64()) for p in ("millisecond", "microsecond", "nanosecond")
-                )
-                cache[name] = pc.add(pc.add(pc.multiply(ms, 1_000_000), pc.multiply(us, 1000)), ns)
-            else:
-                cache[name] = pc.cast(getattr(pc, name)(ts), pa.int64())
-        return cache[name]
-
-    def num(values: pa.Array, width: int) -> pa.Array:
-        return pc.utf8_lpad(pc.cast(values, pa.string()), width=width, padding="0")
-
-    def hour() -> pa.Array:
-        return part("hour")
-
-    renderers: dict[str, Callable[[int], pa.Array]] = {
-        "y": lambda n: _year(part("year"), n, num),
-        "u": lambda n: _year(part("year"), n, num),
-        "M": lambda n: _named(part("month"), n, num, _MONTHS, 1),
-        "L": lambda n: _named(part("month"), n, num, _MONTHS, 1),
-        "d": lambda n: num(part("day"), n),
-        "D": lambda n: num(part("day_of_year"), n),
-        "H": lambda n: num(hour(), n),
-        "h": lambda n: num(pc.if_else(pc.equal(_mod12(hour()), 0), 12, _mod12(hour())), n),
-        "K": lambda n: num(_mod12(hour()), n),
-        "k": lambda n: num(pc.if_else(pc.equal(hour(), 0), 24, hour()), n),
-        "m": lambda n: num(part("minute"), n),
-        "s": lambda n: num(part("second"), n),
-        "S": lambda n: num(pc.divide(part("nano"), 10 ** (9 - n)), n),
-        "n": lambda n: num(part("nano"), n),
-        "a": lambda n: pc.if_else(pc.less(hour(), 12), "AM", "PM"),
-        "E": lambda n: _named(part("day_of_week"), max(n, 3), num, _DAYS, 0),  # Arrow: Monday is 0
-    }
-    parts = [pa.scalar(str(v)) if c == "'" else renderers[c](int(v)) for c, v in tokens]
-    # an empty string part that is null where the input is null: keeps a literal-only pattern columnar
-    parts.append(pc.if_else(pc.is_valid(ts), "", pa.scalar(None, pa.string())))
-    return pc.binary_join_element_wise(*parts, "")
-
-
-def _mod12(hour: pa.Array) -> pa.Array:
-    return pc.if_else(pc.greater_equal(hour, 12), pc.subtract(hour, 12), hour)
-
-
-def _year(year: pa.Array, n: int, num: Callable[[pa.Array, int], pa.Array]) -> pa.Array:
-    if n == 2:  # Java's reduced two-digit year
-        return num(pc.subtract(year, pc.multiply(pc.divide(year, 100), 100)), 2)
-    return num(year, n)
-
-
-def _named(values: pa.Array, n: int, num: Callable[[pa.Array, int], pa.Array], names: list[str], base: int) -> pa.Array:
-    if n <= 2:
-        return num(values, n)
-    shown = {3: [x[:3] for x in names], 4: names, 5: [x[0] for x in names]}[n]
-    return pc.take(pa.array(shown), pc.subtract(values, base))
-
-
-# ---------------------------------------------------------------------------------------------
-# parsing the command-line specs
-# ---------------------------------------------------------------------------------------------
-
-_CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.DOTALL)
-
-
-def parse_computed_columns(specs: Sequence[str]) -> list[ComputedColumn]:
-    """Parse and validate ``--computed-column`` values; the result is in dependency order."""
-    columns: list[ComputedColumn] = []
-    for spec in specs:
-        try:
-            columns.append(_parse_one(spec))
-        except ValueError as exc:
-            raise ValueError(f"--computed-column '{spec}': {exc}") from None
-    names = [c.name for c in columns]
-    for c in columns:
-        if names.count(c.name) > 1:
-            raise ValueError(f"--computed-column '{c.name}={c.expression}': column '{c.name}' is computed twice")
-    return _dependency_order(columns)
-
-
-def resolve_case_insensitively(
-    columns: Sequence[ComputedColumn], source_columns: Sequence[str]
-) -> list[ComputedColumn]:
-    """The columns with each reference spelled as the source (or computed) column it names
-    whatever the case, as Paimon resolves them in a case-insensitive catalog; re-ordered by the
-    references so found."""
-    names = {n.lower(): n for n in source_columns}
-    names.update({c.name.lower(): c.name for c in columns})
-    resolved = [c if c.source is None else replace(c, source=names.get(c.source.lower(), c.source)) for c in columns]
-    return _dependency_order(resolved)
-
-
-def _dependency_order(columns: list[ComputedColumn]) -> list[ComputedColumn]:
-    """Each column after the computed column it reads; otherwise in the order given (as Paimon)."""
-    computed = {c.name for c in columns}
-    done: set[str] = set()
-    ordered: list[ComputedColumn] = []
-    pending = list(columns)
-    while pending:
-        ready = []
-        for c in pending:  # one pass in the given order; emitted columns unlock later ones at once
-            if c.source not in computed or c.source in done:
-                ready.append(c)
-                done.add(c.name)
-        if not ready:
-            cycle = ", ".join(f"'{c.name}={c.expression}'" for c in pending)
-            raise ValueError(f"--computed-column: circular references between {cycle}")
-        ordered += ready
-        pending = [c for c in pending if c.name not in done]
-    return ordered
-
-
-def _parse_one(spec: str) -> ComputedColumn:
-    name, eq, expression = spec.partition("=")
-    name, expression = name.strip(), expression.strip()
-    if not eq or not name:
-        raise ValueError("expected 'column-name=function(arguments)'")
-    m = _CALL.match(expression)
-    if m is None:
-        raise ValueError(f"expected 'function(arguments)' after '=', got '{expression}'")
-    function = m.group(1).lower()
-    if function not in _ARITY:
-        raise ValueError(f"unknown function '{m.group(1)}' (known: {', '.join(sorted(_ARITY))})")
-    args = _split_args(m.group(2))
-    low, high = _ARITY[function]
-    if not low <= len(args) <= high:
-        want = str(low) if low == high else f"{low} to {high}"
-        raise ValueError(f"{function}() takes {want} argument(s), got {len(args)}")
-    if function in ("now", "cast"):
-        source = None
-    else:
-        source = args[0]
-        if not source:
-            raise ValueError(f"the first argument of {function}() must be a column name")
-        if source == name:
-            raise ValueError(f"column '{name}' cannot reference itself; give the computed column another name")
-    col = ComputedColumn(name, expression, source, function)
-    rest = args[1:]
-    if function in _TEMPORAL_FIELDS or function == "date_format":
-        if function == "date_format":
-            col = _with(col, pattern=compile_pattern(rest[0]))
-            rest = rest[1:]
-        if rest:
-            precision = _int_arg(rest[0], "precision")
-            if precision not in _EPOCH_UNITS:
-                raise ValueError(
-                    f"precision must be 0 (epoch seconds), 3 (milliseconds), 6 (microseconds) or "
-                    f"9 (nanoseconds), got {precision}"
-                )
-            col = _with(col, precision=precision)
-    elif function == "substring":
-        begin = _int_arg(rest[0], "begin index")
-        end = _int_arg(rest[1], "end index") if len(rest) > 1 else None
-        if begin < 0:
-            raise ValueError(f"begin index must be >= 0, got {begin}")
-        if end is not None and end <= begin:
-            raise ValueError(f"end index ({end}) must be larger than begin index ({begin})")
-        col = _with(col, begin=begin, end=end)
-    elif function == "truncate":
-        width = _int_arg(rest[0], "width")
-        if width <= 0:
-            raise ValueError(f"width must be a positive integer, got {width}")
-        col = _with(col, width=width)
-    elif function == "cast":
-        col = _with(col, cast_value=args[0], cast_type=_cast_type(args[0], args[1] if len(args) > 1 else "STRING"))
-    return col
-
-
-def _with(col: ComputedColumn, **changes: Any) -> ComputedColumn:
-    return replace(col, **changes)
-
-
-def _int_arg(text: str, what: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{what} must be an integer, got '{text}'") from None
-
-
-def _cast_type(value: str, type_text: str) -> PaimonType:
-    try:
-        typ = parse_type(type_text)
-    except ValueError as exc:
-        raise ValueError(f"cast(): {exc}") from None
-    if typ.root is Root.ARRAY:
-        raise ValueError(f"cast(): type {typ} is not an atomic type")
-    try:
-        convert_column("cast", [value], typ)
-    except ValueConversionError as exc:
-        raise ValueError(f"cast(): '{value}' is not a valid {typ}: {str(exc).split(': ', 2)[-1]}") from None
-    return typ
-
-
-def _split_args(text: str) -> list[str]:
-    """Split at top-level commas; quoted arguments are verbatim, others trimmed. '' for no arguments."""
-    if not text.strip():
-        return []
-    args: list[str] = []
-    i, n = 0, len(text)
-    while True:
-        while i < n and text[i].isspace():
-            i += 1
-        if i < n and text[i] in "'\"":
-            quote, j, value = text[i], i + 1, ""
-            while True:
-                if j >= n:
-                    raise ValueError(f"unterminated {quote} quote in '{text}'")
-                if text[j] == quote:
-                    if j + 1 < n and text[j + 1] == quote:
-                        value, j = value + quote, j + 2
-                        continue
-                    break
-                value, j = value + text[j], j + 1
-            i = j + 1
-            while i < n and text[i].isspace():
-                i += 1
-            if i < n and text[i] != ",":
-                raise ValueError(f"unexpected text after the quoted argument {quote}{value}{quote}: '{text[i:]}'")
-        else:
-            depth, j = 0, i
-            while j < n and not (text[j] == "," and depth == 0):
-                depth += {"(": 1, ")": -1}.get(text[j], 0)
-                j += 1
-            value, i = text[i:j].strip(), j
-        args.append(value)
-        if i >= n:
-            return args
-        i += 1  # the comma

@@ -18,7 +18,7 @@ from ingest.mysql.startup import STARTUP_MODES as MYSQL_STARTUP_MODES
 from ingest.mysql.startup import StartupMode as MySqlStartupMode
 from ingest.pipeline.chunk_builder import METADATA_TYPES
 from ingest.source import Action, SourceKind
-from schema_evolution.computed import parse_computed_columns
+from schema_evolution.computed_specs import parse_computed_columns
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 from sinks.table.options import validate_table_options
 

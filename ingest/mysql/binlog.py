@@ -28,7 +28,8 @@ from ingest.mysql.spec import (
 )
 from ingest.mysql.tables import RowColumns, Tables
 from schema_evolution.errors import SourcePosition
-from schema_evolution.mysql_ddl import DdlError, apply_ddl
+from schema_evolution.mysql_ddl import apply_ddl
+from schema_evolution.mysql_tables import DdlError
 
 log = structlog.get_logger(__name__)
 

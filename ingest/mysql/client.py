@@ -16,7 +16,7 @@ import structlog
 from ingest.mysql.gtid import GtidSet
 from ingest.mysql.ssl import SslSettings
 from schema_evolution.errors import LakeCdcError
-from schema_evolution.mysql_ddl import Column, TableDef
+from schema_evolution.mysql_tables import Column, TableDef
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")

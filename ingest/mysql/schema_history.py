@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from schema_evolution.mysql_ddl import Changes, TableDef
+from schema_evolution.mysql_tables import Changes, TableDef
 from sinks.local_files import write_atomically
 
 HISTORY_DIR = "lakecdc-mysql-schema"

@@ -37,7 +37,8 @@ from ingest.mysql.spec import (
 )
 from ingest.mysql.tables import RowColumns, Tables
 from schema_evolution.errors import SourcePosition
-from schema_evolution.mysql_ddl import DdlError, apply_ddl
+from schema_evolution.mysql_ddl import apply_ddl
+from schema_evolution.mysql_tables import DdlError
 from sinks.local_files import write_atomically
 
 log = structlog.get_logger(__name__)

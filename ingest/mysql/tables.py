@@ -16,7 +16,8 @@ from ingest.mysql.client import (
     table_comments,
 )
 from ingest.mysql.spec import MySqlSourceSpec, Position, values_as_text
-from schema_evolution.mysql_ddl import TableDef, base_type, member_values
+from schema_evolution.mysql_dialect import member_values
+from schema_evolution.mysql_tables import TableDef, base_type
 
 log = structlog.get_logger(__name__)
 

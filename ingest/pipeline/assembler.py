@@ -18,7 +18,8 @@ from formats.bulk import BulkDecoder, Lane, PlainRows
 from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
 from ingest.pipeline.chunk_builder import DEFAULT_CHUNK_ROWS, KIND_CODES, ChunkBuilder, MetadataSpec, record_schema
 from ingest.pipeline.routing import TableRouter
-from schema_evolution.computed import ComputedColumn, parse_computed_columns, resolve_case_insensitively
+from schema_evolution.computed import ComputedColumn
+from schema_evolution.computed_specs import parse_computed_columns, resolve_case_insensitively
 from schema_evolution.conversion import ConversionNotes
 from schema_evolution.errors import MalformedMessage, SourcePosition
 from schema_evolution.mysql_types import UnsupportedSourceType

@@ -14,7 +14,8 @@ import pytest
 
 from schema_evolution import types as t
 from schema_evolution.arrow_types import to_arrow
-from schema_evolution.computed import ComputedColumn, parse_computed_columns
+from schema_evolution.computed import ComputedColumn
+from schema_evolution.computed_specs import parse_computed_columns
 from schema_evolution.types import PaimonType
 
 

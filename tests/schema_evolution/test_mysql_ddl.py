@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from schema_evolution.mysql_ddl import Column, DdlError, TableDef, apply_ddl, member_values
+from schema_evolution.mysql_ddl import apply_ddl
+from schema_evolution.mysql_dialect import member_values
+from schema_evolution.mysql_tables import Column, DdlError, TableDef
 
 CASES = Path(__file__).parent.parent / "data" / "mysql-ddl" / "cases.txt"
 

@@ -7,7 +7,7 @@ import pytest
 
 from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
 from ingest.pipeline.chunk_builder import ChunkBuilder, MetadataSpec, record_schema
-from schema_evolution.computed import parse_computed_columns
+from schema_evolution.computed_specs import parse_computed_columns
 from schema_evolution.conversion import ConversionNotes
 from schema_evolution.errors import MalformedMessage
 from schema_evolution.mysql_types import UnsupportedSourceType

@@ -29,7 +29,8 @@ def test_history_definitions_equal_the_servers_for_paimons_scripts(tmp_path: Pat
     statements and as MariaDB's information_schema does after running them: same columns in the
     same order, same keys, nullability, Paimon types, and character sets where the DDL names one."""
     from ingest.mysql.client import table_definitions
-    from schema_evolution.mysql_ddl import TableDef, apply_ddl
+    from schema_evolution.mysql_ddl import apply_ddl
+    from schema_evolution.mysql_tables import TableDef
     from schema_evolution.mysql_types import mysql_to_paimon
     from tests.paimon_compat.mysql_setup import load_paimon_script
 
