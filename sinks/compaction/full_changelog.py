@@ -67,7 +67,7 @@ def full_changelog(
 
     ``rows`` are all input rows, ``from_top`` marks those read from the top level, ``merged`` is
     the merge result per key with retractions not yet dropped (one row per key, as
-    ``merge_engines.merge_sorted`` gives it)."""
+    ``sinks.compaction.merge.rows.merge_sorted`` gives it)."""
     schema = merged.schema
     if merged.num_rows == 0:
         return schema.empty_table()

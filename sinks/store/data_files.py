@@ -223,42 +223,81 @@ def write_append_files(
     once a file reaches ``target_size`` on disk, sequence numbers counted on from
     ``first_sequence`` (Paimon's rewriter). Streams: one chunk in memory at a time. Returns the
     files' DataFileMeta (file source COMPACT); deletes what it wrote if anything fails."""
-    from pypaimon.data.timestamp import Timestamp
-    from pypaimon.manifest.schema.data_file_meta import DataFileMeta
-    from pypaimon.manifest.schema.simple_stats import SimpleStats
-    from pypaimon.table.row.generic_row import GenericRow
-
-    options = table.options
     directory = bucket_directory(table, partition, bucket)
     table.file_io.check_or_mkdirs(directory)
-    compression = options.file_compression() or "zstd"
-    fields = list(table.table_schema.fields)
-    metas: list[DataFileMeta] = []
-    written: list[str] = []
-    sequence = first_sequence
-    out: Any = None
-    writer: pq.ParquetWriter | None = None
-    name, rows, stats = "", 0, None
+    files = _AppendFiles(table, directory, schema, first_sequence)
+    try:
+        for chunk in chunks:
+            if chunk.num_rows == 0:
+                continue
+            files.write(chunk)
+            if files.size() >= target_size:
+                files.close()
+        files.close()
+    except BaseException:
+        files.abort()
+        raise
+    return files.metas
 
-    def close() -> None:
-        nonlocal out, writer, sequence
-        assert writer is not None and out is not None and stats is not None
-        writer.close()
-        out.close()
-        writer = out = None
-        path = f"{directory}/{name}"
-        metas.append(
+
+class _AppendFiles:
+    """The files ``write_append_files`` writes, one open at a time."""
+
+    def __init__(self, table: FileStoreTable, directory: str, schema: KeyedSchema, first_sequence: int) -> None:
+        self.table = table
+        self.directory = directory
+        self.schema = schema
+        self.compression = table.options.file_compression() or "zstd"
+        self.fields = list(table.table_schema.fields)
+        self.metas: list[DataFileMeta] = []
+        self.written: list[str] = []
+        self.sequence = first_sequence
+        self.out: Any = None
+        self.writer: pq.ParquetWriter | None = None
+        self.name = ""
+        self.rows = 0
+        self.stats: list[ColumnStats] | None = None
+
+    def write(self, chunk: pa.Table) -> None:
+        if self.writer is None:
+            self.name = f"{self.table.options.data_file_prefix() or 'data-'}{uuid.uuid4()}-0.parquet"
+            self.written.append(f"{self.directory}/{self.name}")
+            self.out = self.table.file_io.new_output_stream(self.written[-1])
+            self.writer = pq.ParquetWriter(self.out, self.schema.arrow, compression=self.compression)
+            self.rows, self.stats = 0, None
+        self.writer.write_table(chunk)
+        self.rows += chunk.num_rows
+        self.stats = _merged_stats(self.stats, _column_stats(chunk, self.schema.names))
+
+    def size(self) -> int:
+        """Bytes written to the open file."""
+        return int(self.out.tell())
+
+    def close(self) -> None:
+        """Close the open file (if any) and record its DataFileMeta."""
+        from pypaimon.data.timestamp import Timestamp
+        from pypaimon.manifest.schema.data_file_meta import DataFileMeta
+        from pypaimon.manifest.schema.simple_stats import SimpleStats
+        from pypaimon.table.row.generic_row import GenericRow
+
+        if self.writer is None:
+            return
+        assert self.out is not None and self.stats is not None
+        self.writer.close()
+        self.out.close()
+        self.writer = self.out = None
+        self.metas.append(
             DataFileMeta.create(
-                file_name=name,
-                file_size=table.file_io.get_file_size(path),
-                row_count=rows,
+                file_name=self.name,
+                file_size=self.table.file_io.get_file_size(f"{self.directory}/{self.name}"),
+                row_count=self.rows,
                 min_key=GenericRow([], []),
                 max_key=GenericRow([], []),
                 key_stats=SimpleStats.empty_stats(),
-                value_stats=_simple_stats(stats, fields),
-                min_sequence_number=sequence,
-                max_sequence_number=sequence + rows - 1,
-                schema_id=schema.schema_id,
+                value_stats=_simple_stats(self.stats, self.fields),
+                min_sequence_number=self.sequence,
+                max_sequence_number=self.sequence + self.rows - 1,
+                schema_id=self.schema.schema_id,
                 level=0,
                 extra_files=[],
                 creation_time=Timestamp.now(),
@@ -270,30 +309,12 @@ def write_append_files(
                 write_cols=None,
             )
         )
-        sequence += rows
+        self.sequence += self.rows
 
-    try:
-        for chunk in chunks:
-            if chunk.num_rows == 0:
-                continue
-            if writer is None:
-                name = f"{options.data_file_prefix() or 'data-'}{uuid.uuid4()}-0.parquet"
-                written.append(f"{directory}/{name}")
-                out = table.file_io.new_output_stream(written[-1])
-                writer = pq.ParquetWriter(out, schema.arrow, compression=compression)
-                rows, stats = 0, None
-            writer.write_table(chunk)
-            rows += chunk.num_rows
-            stats = _merged_stats(stats, _column_stats(chunk, schema.names))
-            if out.tell() >= target_size:
-                close()
-        if writer is not None:
-            close()
-    except BaseException:
-        if writer is not None:
-            writer.close()
-            out.close()
-        for path in written:
-            table.file_io.delete_quietly(path)
-        raise
-    return metas
+    def abort(self) -> None:
+        """Close the open file and delete every file written."""
+        if self.writer is not None:
+            self.writer.close()
+            self.out.close()
+        for path in self.written:
+            self.table.file_io.delete_quietly(path)

@@ -17,7 +17,7 @@ from pypaimon.schema.schema_change import SchemaChange as PaimonSchemaChange
 
 from schema_evolution.evolution import AddColumn, SchemaChange, UpdateColumnComment, UpdateColumnType
 from schema_evolution.types import PaimonType, Root, parse_type
-from sinks.compaction.merge_engines import MergeOptions
+from sinks.compaction.merge.options import MergeOptions
 from sinks.layout import TableLayout
 
 log = structlog.get_logger(__name__)

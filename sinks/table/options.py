@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from sinks.compaction import deletion_vectors, lookup_cache
 from sinks.compaction.lsm import CompactionOptions
-from sinks.compaction.merge_engines import MergeOptions
+from sinks.compaction.merge.options import MergeOptions
 from sinks.compaction.record_expiry import RecordExpiry
 from sinks.lifecycle.auto_tags import AutoTagOptions
 from sinks.lifecycle.partition_expiry import PartitionExpiryOptions

@@ -13,7 +13,7 @@ import structlog
 from schema_evolution.errors import IncompatibleTypeChange, LakeCdcError
 from schema_evolution.evolution import Comments, diff
 from schema_evolution.type_mapping import TypeMappingMode
-from sinks.compaction.merge_engines import MergeOptions
+from sinks.compaction.merge.options import MergeOptions
 from sinks.compaction.record_expiry import RecordExpiry
 from sinks.layout import RecordSchema, TableLayout
 from sinks.local_files import write_atomically

@@ -72,7 +72,8 @@ def serialize_batch(batch: pa.RecordBatch) -> bytes:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batch.schema, options=_IPC_OPTIONS) as writer:
         writer.write_batch(batch)
-    return sink.getvalue().to_pybytes()
+    payload: bytes = sink.getvalue().to_pybytes()
+    return payload
 
 
 def deserialize_batch(data: bytes | pa.Buffer) -> pa.RecordBatch:
