@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import pyarrow as pa
-
-from schema_evolution.arrow_types import arrow_field
 from schema_evolution.types import PaimonType, parse_type
 
 
@@ -28,9 +25,6 @@ class TableLayout:
     @property
     def has_primary_key(self) -> bool:
         return bool(self.primary_keys)
-
-    def arrow_schema(self) -> pa.Schema:
-        return pa.schema([arrow_field(name, typ) for name, typ in self.fields])
 
     def field_types(self) -> dict[str, PaimonType]:
         return dict(self.fields)

@@ -262,7 +262,7 @@ def _changelog(
         from_top = np.concatenate(
             [np.full(p.num_rows, f.level == task.max_level) for p, f in zip(parts, task.files, strict=True)]
         )
-        changelog = full_changelog(rows, from_top, merged, schema.keys, values, SEQUENCE, KIND, log_options)
+        changelog = full_changelog(rows, from_top, merged, schema.keys, values, KIND, log_options)
         kinds = merged.column(KIND).combine_chunks()
         merged = merged.filter(pc.invert(pc.is_in(kinds, pa.array(RETRACT_KINDS, pa.int8()))))
     if lookup_log:

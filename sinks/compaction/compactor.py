@@ -6,7 +6,7 @@ append tables (no primary key) are planned and rewritten by ``sinks.compaction.a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -242,7 +242,3 @@ def compact(
     else:
         log.warning("compaction lost a race with another commit and was dropped", table=identifier, why=result.conflict)
     return report
-
-
-def changed_tables(reports: Iterable[CompactionReport]) -> list[str]:
-    return [r.table for r in reports if r.committed]

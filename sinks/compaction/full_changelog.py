@@ -31,14 +31,6 @@ class ChangelogOptions:
     row_deduplicate: bool = False  # changelog-producer.row-deduplicate
     ignore_fields: frozenset[str] = frozenset()  # changelog-producer.row-deduplicate-ignore-fields
 
-    @property
-    def full_compaction(self) -> bool:
-        return self.producer == "full-compaction"
-
-    @property
-    def lookup(self) -> bool:
-        return self.producer == "lookup"
-
     @classmethod
     def from_table_options(cls, options: Mapping[str, str]) -> ChangelogOptions:
         producer = str(options.get("changelog-producer", "none")).strip().lower()
@@ -59,7 +51,6 @@ def full_changelog(
     merged: pa.Table,
     keys: Sequence[str],
     value_columns: Sequence[str],
-    sequence_column: str,
     kind_column: str,
     opts: ChangelogOptions,
 ) -> pa.Table:

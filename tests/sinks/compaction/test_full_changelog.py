@@ -50,7 +50,7 @@ def test_per_key_rules() -> None:
                     (14, DELETE, 5, "e"), (15, UPDATE_AFTER, 6, "f")])  # fmt: skip
 
     def log(opts: ChangelogOptions) -> list[tuple[int, int, str]]:
-        out = full_changelog(rows, from_top, merged, ["id"], ["v"], S, K, opts)
+        out = full_changelog(rows, from_top, merged, ["id"], ["v"], K, opts)
         return list(
             zip(out.column(K).to_pylist(), out.column("id").to_pylist(), out.column("v").to_pylist(), strict=True)
         )
