@@ -1,4 +1,5 @@
-"""Where Apache Paimon's CDC samples and MySQL set-up scripts are read from (in place, never copied).
+"""Where the paimon_compat suite reads Apache Paimon's CDC samples and MySQL set-up scripts from (in place,
+never copied).
 
 ``$LAKECDC_PAIMON_SAMPLES`` names the folder when set (and is then the only place looked at: an empty
 or missing folder means "not found"); otherwise ``../shared/cdc-samples`` beside the repository. The
