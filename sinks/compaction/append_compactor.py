@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -26,6 +26,9 @@ from sinks.compaction.append_picks import (
 )
 from sinks.store import commits, data_files, manifests, tables
 
+if TYPE_CHECKING:
+    from sinks.store.paimon_types import DataFileMeta, FileStoreTable
+
 
 @dataclass(frozen=True, slots=True)
 class AppendTask:
@@ -36,20 +39,20 @@ class AppendTask:
     table: str
     partition: tuple[Any, ...]
     bucket: int
-    files: tuple[Any, ...]  # pypaimon DataFileMeta, in write order
+    files: tuple[DataFileMeta, ...]  # in write order
 
 
 class NotCompactable(ValueError):
     """An append table lakecdc cannot compact (a database-wide compaction skips it)."""
 
 
-def _write_order(meta: Any) -> tuple[int, ...]:
+def _write_order(meta: DataFileMeta) -> tuple[int, ...]:
     # pypaimon-rust starts every writer's sequence numbers at 0 in an append table, so files
     # written by different commits tie on it; their creation time orders them then.
     return (int(meta.min_sequence_number), int(meta.creation_time.get_millisecond()))
 
 
-def unsupported(table: Any) -> str | None:
+def unsupported(table: FileStoreTable) -> str | None:
     """Why lakecdc cannot compact this append table, or None."""
     options = table.options.options.to_map()
     for option in ("row-tracking.enabled", "data-evolution.enabled"):
@@ -62,7 +65,7 @@ def unsupported(table: Any) -> str | None:
 
 
 def plan(
-    table: Any,
+    table: FileStoreTable,
     identifier: str,
     warehouse: str,
     catalog_options: Mapping[str, str],

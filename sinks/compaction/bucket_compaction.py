@@ -32,7 +32,7 @@ from sinks.store import commits, data_files, index, tables
 from sinks.store.files import KIND, SEQUENCE, data_file_path, delete_data_files, min_value, with_level
 
 if TYPE_CHECKING:
-    from sinks.store.paimon_types import DataFileMeta, FileStoreTable
+    from sinks.store.paimon_types import DataFileMeta, FileStoreTable, IndexFileMeta
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +46,17 @@ class BucketTask:
     bucket: int
     output_level: int
     drop_delete: bool
-    files: tuple[Any, ...]  # pypaimon DataFileMeta
+    files: tuple[DataFileMeta, ...]
     # first-row, changelog-producer=lookup: the bucket's other (older) files, looked up for the
     # keys in the unit (first-row: keys they hold keep their row; lookup: the keys' values before).
-    lookup: tuple[Any, ...] = ()
+    lookup: tuple[DataFileMeta, ...] = ()
     # the changelog this compaction writes: "full-compaction" (output into the top level),
     # "lookup", or "" for none
     changelog: str = ""
     max_level: int = 0
-    # MOW tables: the bucket's deletion-vector index files as planned (pypaimon IndexFileMeta)
+    # MOW tables: the bucket's deletion-vector index files as planned
     deletion_vectors: bool = False
-    vector_files: tuple[Any, ...] = ()
+    vector_files: tuple[IndexFileMeta, ...] = ()
 
 
 def merge_rows(
@@ -99,7 +99,11 @@ def _without_older_keys(older: Sequence[pa.Table], keys: Sequence[str], merged: 
 
 
 def _read_cached(
-    table: Any, task: BucketTask, meta: Any, schema: data_files.KeyedSchema, options: Mapping[str, str]
+    table: FileStoreTable,
+    task: BucketTask,
+    meta: DataFileMeta,
+    schema: data_files.KeyedSchema,
+    options: Mapping[str, str],
 ) -> pa.Table:
     """An upper-level file the compaction looks keys up in, through the worker's file cache."""
     path = data_file_path(table, task.partition, task.bucket, meta)

@@ -163,7 +163,7 @@ def _pick(
     return pick_full(lsm, opts, rewrite)
 
 
-def partition_values(table: Any, spec: Mapping[str, str]) -> tuple[Any, ...]:
+def partition_values(table: FileStoreTable, spec: Mapping[str, str]) -> tuple[Any, ...]:
     """A ``--partition k=v`` spec as the table's typed partition values, in key order."""
     import datetime as dt
     from decimal import Decimal

@@ -10,11 +10,14 @@ import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import structlog
 
 from sinks.option_values import parse_duration_ms
+
+if TYPE_CHECKING:
+    from sinks.store.paimon_types import FileStoreTable
 
 log = structlog.get_logger(__name__)
 
@@ -97,7 +100,7 @@ def plan(opts: AutoTagOptions, now: dt.datetime, existing: Sequence[str]) -> Tag
     return TagPlan(create, drop)
 
 
-def apply(table: Any, opts: AutoTagOptions, now: dt.datetime | None = None) -> TagPlan:
+def apply(table: FileStoreTable, opts: AutoTagOptions, now: dt.datetime | None = None) -> TagPlan:
     """Create and expire automatic tags on a pypaimon table after a commit."""
     manager = table.tag_manager()
     result = plan(opts, now or dt.datetime.now(), list(manager.list_tags()))

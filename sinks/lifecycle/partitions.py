@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from sinks.lifecycle.partition_expiry import ExpiryPlan, PartitionExpiryOptions, PartitionInfo, plan
 from sinks.store import manifests, tables
+
+if TYPE_CHECKING:
+    from sinks.store.paimon_types import FileStoreTable
 
 log = structlog.get_logger(__name__)
 
@@ -25,7 +28,9 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
-def drop_partitions(table: Any, partitions: Sequence[tuple[Any, ...]], batch_size: int | None = None) -> None:
+def drop_partitions(
+    table: FileStoreTable, partitions: Sequence[tuple[Any, ...]], batch_size: int | None = None
+) -> None:
     """Drop partitions given as typed values in partition-key order; one commit per batch."""
     keys = [f.name for f in table.partition_keys_fields]
     specs = [dict(zip(keys, values, strict=True)) for values in partitions]

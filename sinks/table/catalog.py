@@ -7,7 +7,7 @@ to do, and a crash between an ALTER and the data commit leaves a table that the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import structlog
 from pypaimon import CatalogFactory, Schema
@@ -19,6 +19,9 @@ from schema_evolution.evolution import AddColumn, SchemaChange, UpdateColumnComm
 from schema_evolution.types import PaimonType, Root, parse_type
 from sinks.compaction.merge.options import MergeOptions
 from sinks.layout import TableLayout
+
+if TYPE_CHECKING:
+    from sinks.store.paimon_types import FileStoreTable
 
 log = structlog.get_logger(__name__)
 
@@ -46,7 +49,7 @@ class Catalog:
 
     def load_layout(self, identifier: str) -> TableLayout | None:
         try:
-            table: Any = self._catalog.get_table(identifier)
+            table: FileStoreTable = self._catalog.get_table(identifier)
         except TableNotExistException:
             return None
         schema = table.table_schema
@@ -69,7 +72,7 @@ class Catalog:
         )
 
     def table_options(self, identifier: str) -> dict[str, str]:
-        table: Any = self._catalog.get_table(identifier)
+        table: FileStoreTable = self._catalog.get_table(identifier)
         return {str(k): str(v) for k, v in table.options.options.to_map().items()}
 
     def set_options(self, identifier: str, options: Mapping[str, str]) -> TableLayout:
@@ -85,7 +88,7 @@ class Catalog:
     def latest_commit_user(self, identifier: str) -> str | None:
         """Who made the table's latest snapshot (None for a table without snapshots)."""
         try:
-            table: Any = self._catalog.get_table(identifier)
+            table: FileStoreTable = self._catalog.get_table(identifier)
         except TableNotExistException:
             return None
         snapshot = table.snapshot_manager().get_latest_snapshot()

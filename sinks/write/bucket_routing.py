@@ -26,7 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +36,9 @@ from schema_evolution.types import PaimonType
 from sinks.layout import TableLayout
 from sinks.option_values import whole_number
 from sinks.write.key_hash import bucket_of, hash_rows, hashable, row_bytes
+
+if TYPE_CHECKING:
+    from pyarrow.fs import FileSystem
 
 _EMPTY_PARTITION = bytes(8)  # BinaryRow of arity 0: just the header
 
@@ -112,7 +115,7 @@ class Router:
     def __init__(self, routing: Routing) -> None:
         self.routing = routing
         self._partitions: dict[bytes, _PartitionIndex] = {}
-        self._files: tuple[Any, dict[bytes, tuple[dict[int, int], dict[int, str]]]] | None = None
+        self._files: tuple[FileSystem, dict[bytes, tuple[dict[int, int], dict[int, str]]]] | None = None
 
     def split(self, batch: pa.RecordBatch, group: int) -> list[tuple[int, pa.RecordBatch]]:
         """The rows of ``batch`` that write task ``group`` writes, per (partition, bucket) — as
@@ -220,7 +223,7 @@ class _PartitionIndex:
         return out
 
 
-def _index_files(routing: Routing) -> tuple[Any, dict[bytes, tuple[dict[int, int], dict[int, str]]]]:
+def _index_files(routing: Routing) -> tuple[FileSystem, dict[bytes, tuple[dict[int, int], dict[int, str]]]]:
     """The table's filesystem, and per partition the row count and HASH index file of each bucket,
     as of ``routing.snapshot_id`` (Paimon's index manifest). The files themselves are read only
     for the partitions a batch touches."""
@@ -270,7 +273,7 @@ class _HashFiles:
         self._limit = limit_bytes
         self._lock = threading.Lock()
 
-    def get(self, path: str, fs: Any) -> np.ndarray:
+    def get(self, path: str, fs: FileSystem) -> np.ndarray:
         with self._lock:
             hashes = self._files.get(path)
             if hashes is not None:

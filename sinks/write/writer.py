@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,6 +24,9 @@ from schema_evolution.errors import UnsupportedChange
 from sinks.layout import TableLayout
 from sinks.write.bucket_routing import Router, Routing
 from sinks.write.chunk_format import DELETE, INSERT, UPDATE_BEFORE, VALUE_KIND, deserialize_batch
+
+if TYPE_CHECKING:
+    from pypaimon_rust.datafusion import StreamTableWrite
 
 log = structlog.get_logger(__name__)
 
@@ -93,7 +96,7 @@ def write_chunks(batches: Iterable[pa.RecordBatch], ctx: WriteContext) -> Iterat
 
     started = time.monotonic()
     catalog = PaimonCatalog({**ctx.catalog_options, "warehouse": ctx.warehouse})
-    writers: dict[str, Any] = {}
+    writers: dict[str, StreamTableWrite] = {}
     routers: dict[str, Router] = {}
     rows_written: dict[str, int] = {}
     busy = 0.0  # seconds spent writing, as opposed to waiting for Spark to hand over chunks
