@@ -11,7 +11,6 @@ import pyarrow as pa
 import pytest
 from pyroaring import BitMap
 
-from schema_evolution.evolution import diff
 from schema_evolution.types import bigint, int_, string, varchar
 from sinks.compaction import compactor
 from sinks.store import commits, files, index, manifests, tables
@@ -160,51 +159,6 @@ def test_minor_compaction_keeps_retractions_for_older_levels(wh: str) -> None:
     _assert_reads(wh, "db.t", expected)
 
 
-def test_compaction_that_lost_a_race_is_dropped(wh: str) -> None:
-    _create(wh, {})
-    for b in range(3):
-        _commit(wh, "db.t", b, [(b, f"x{b}", INSERT), (9, f"n{b}", INSERT if b == 0 else UPDATE_AFTER)])
-    first = compactor.plan(wh, {}, "db.t", full=True)
-    second = compactor.plan(wh, {}, "db.t", full=True)
-    table = tables.open_table(wh, {}, "db.t")
-    won = commits.commit_compaction(table, "c1", 1, compactor.run_locally(first))
-    lost_changes = compactor.run_locally(second)
-    lost = commits.commit_compaction(table, "c2", 1, lost_changes)
-    assert won.committed and not lost.committed and "conflicts" in (lost.conflict or "")
-    # The loser's files are gone, the winner's are what the table reads.
-    for change in lost_changes:
-        for meta in change.after:
-            assert not Path(files.data_file_path(table, change.partition, change.bucket, meta)).exists()
-    _assert_reads(wh, "db.t", [{"id": 0, "v": "x0"}, {"id": 1, "v": "x1"}, {"id": 2, "v": "x2"}, {"id": 9, "v": "n2"}])
-
-
-def test_old_schemas_are_read_by_field_id(wh: str) -> None:
-    catalog = _create(wh, {})
-    _commit(wh, "db.t", 0, [(1, "a", INSERT), (2, "b", INSERT)])
-    layout = catalog.load_layout("db.t")
-    assert layout is not None
-    # Rename v -> name and add a BIGINT column: old files hold "v" under the same field id.
-    catalog.apply(layout, diff("db.t", layout.fields, [("id", int_()), ("v", varchar(20)), ("n", bigint())]))
-    catalog._catalog.alter_table("db.t", [_rename("v", "name")], False)
-    _commit(wh, "db.t", 1, [(2, "b2", UPDATE_AFTER), (3, "c", INSERT)])
-    assert compactor.compact(wh, {}, "db.t", COMPACTOR, 2**63 - 1, full=True).committed
-    expected = [
-        {"id": 1, "name": "a", "n": None},
-        {"id": 2, "name": "b2", "n": None},
-        {"id": 3, "name": "c", "n": None},
-    ]
-    assert read_rust(wh, "db.t") == expected
-    assert read_pypaimon(wh, "db.t") == expected
-    (metas,) = _files(wh, "db.t").values()
-    assert [m.schema_id for m in metas] == [int(tables.open_table(wh, {}, "db.t").table_schema.id)]
-
-
-def _rename(old: str, new: str) -> Any:
-    from pypaimon.schema.schema_change import SchemaChange
-
-    return SchemaChange.rename_column(old, new)
-
-
 def test_partition_filter_and_refusals(wh: str) -> None:
     _create(wh, {}, partitioned=True)
     from pypaimon_rust.datafusion import PaimonCatalog
@@ -331,27 +285,6 @@ def test_mow_tables_mark_older_versions_in_deletion_vectors(wh: str, trigger: st
     _assert_reads(wh, "db.t", shown)
 
 
-def test_mow_compaction_over_replaced_vectors_is_a_lost_race(wh: str) -> None:
-    # Two compactions that read the same deletion vectors: the second to commit would drop the
-    # first one's deletions, so it is given up and its index file removed.
-    _create(wh, {"bucket": "1", "deletion-vectors.enabled": "true"})
-    _commit(wh, "db.t", 0, [(i, f"v{i}", INSERT) for i in range(10)])
-    assert compactor.compact(wh, {}, "db.t", USER, 0).committed
-    _commit(wh, "db.t", 1, [(1, "v1", UPDATE_BEFORE), (1, "x", UPDATE_AFTER)])
-    assert compactor.compact(wh, {}, "db.t", USER, 1).committed
-    table = tables.open_table(wh, {}, "db.t")
-    (key, stale), *_ = index.vector_index_files(table, tables.latest_snapshot(table)).items()
-    _commit(wh, "db.t", 2, [(2, "v2", DELETE)])
-    assert compactor.compact(wh, {}, "db.t", USER, 2).committed  # replaces the bucket's index file
-    late = index.write_vectors(table, key[0], key[1], {"some-file": BitMap([0])})
-    change = commits.CompactChange(key[0], key[1], [], [], index_before=list(stale), index_after=[late])
-    result = commits.commit_compaction(table, COMPACTOR, 3, [change])
-    assert not result.committed and "deletion vectors of bucket 0" in (result.conflict or "")
-    assert not table.file_io.exists(table.path_factory().bucket_index_path(key[0], key[1], late))
-    expected = [{"id": i, "v": "x" if i == 1 else f"v{i}"} for i in range(10) if i != 2]
-    _assert_reads(wh, "db.t", expected)
-
-
 def test_mow_with_ignore_delete_keeps_the_row_a_delete_would_remove(wh: str) -> None:
     _create(wh, {"bucket": "1", "deletion-vectors.enabled": "true", "ignore-delete": "true"})
     _commit(wh, "db.t", 0, [(1, "a", INSERT), (2, "b", INSERT)])
@@ -380,43 +313,3 @@ def test_mow_full_compaction_rewrites_a_lone_top_file_with_a_vector(wh: str) -> 
     assert _vectors(wh, "db.t") == {}
     assert [m.row_count for metas in _files(wh, "db.t").values() for m in metas] == [4]
     _assert_reads(wh, "db.t", expected)
-
-
-@pytest.mark.parametrize("mow", [False, True], ids=["mor", "mow"])
-def test_compaction_writes_where_java_and_rust_look_for_date_and_escaped_partitions(tmp_path: Path, mow: bool) -> None:
-    # Java's legacy partition names (the default) give a DATE as its day number and escape ':' in a
-    # string; pypaimon-rust writes there, and so must compaction, or readers miss its files.
-    import datetime as dt
-
-    from pypaimon_rust.datafusion import PaimonCatalog
-
-    from schema_evolution.types import parse_type
-
-    wh = str(tmp_path / "wh")
-    fields = [("id", int_()), ("v", varchar(20)), ("d", parse_type("DATE")), ("s", string())]
-    options = {"bucket": "1", "changelog-producer": "input", "num-sorted-run.compaction-trigger": "2"}
-    if mow:
-        options["deletion-vectors.enabled"] = "true"
-    Catalog(wh).create_table("db.t", fields, ["id", "d", "s"], ["d", "s"], options)
-    days, labels = [dt.date(2024, 1, 1), dt.date(2024, 1, 2)], ["10:00", "a b"]
-    expected: dict[tuple[int, dt.date, str], str] = {}
-    for batch in range(4):
-        rows = [(i, f"v{batch}-{i}", days[i % 2], labels[(i // 2) % 2]) for i in range(batch, batch + 6)]
-        builder = PaimonCatalog({"warehouse": wh}).get_table("db.t").new_stream_write_builder()
-        write = builder.with_commit_user(USER).new_write()
-        columns = list(zip(*rows, strict=True))
-        arrays = [pa.array(columns[0], pa.int32()), pa.array(columns[1]), pa.array(columns[2], pa.date32())]
-        arrays += [pa.array(columns[3]), pa.array([INSERT] * len(rows), pa.int8())]
-        write.write_arrow(pa.RecordBatch.from_arrays(arrays, names=["id", "v", "d", "s", "_VALUE_KIND"]))
-        assert builder.new_commit().filter_and_commit({batch: write.prepare_commit(True, batch)}) == 1
-        full = not mow and batch % 2 == 1  # (MOR: a full compaction every other commit)
-        report = compactor.compact(wh, {}, "db.t", USER, batch, full=full)
-        assert report.committed or not (mow or full)
-        expected.update({(i, d, s): v for i, v, d, s in rows})
-        want = sorted((i, str(d), s, v) for (i, d, s), v in expected.items())
-        for reader in (read_rust, read_pypaimon):
-            assert sorted((r["id"], str(r["d"]), r["s"], r["v"]) for r in reader(wh, "db.t")) == want
-    directories = {
-        p.relative_to(Path(wh) / "db.db" / "t").parts[:2] for p in (Path(wh) / "db.db" / "t").rglob("*.parquet")
-    }
-    assert directories == {(f"d={(d - dt.date(1970, 1, 1)).days}", s) for d in days for s in ("s=10%3A00", "s=a b")}
