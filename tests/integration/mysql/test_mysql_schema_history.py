@@ -16,6 +16,7 @@ import pytest
 from deploy.local_mariadb import LocalMariaDB
 from ingest.cli.settings import SyncSettings
 from ingest.job import JobFailed, run
+from tests.conftest import ROOT
 from tests.paimon_read import read_pypaimon, read_rust
 
 SETUP = [
@@ -140,3 +141,77 @@ def test_schema_history_gives_the_table_full_metadata_gives(
 def test_history_needs_a_start_it_can_read(servers: dict[str, LocalMariaDB], tmp_path: Path) -> None:
     with pytest.raises(JobFailed, match=r"scan\.startup\.mode=earliest-offset needs binlog_row_metadata=FULL"):
         run(_settings(servers["nolog"], str(tmp_path / "wh"), **{"scan.startup.mode": "earliest-offset"}))
+
+
+def statements_of(text: str) -> list[str]:
+    """A set-up script's statements: "--" comment lines (and comments after a statement's ";") dropped,
+    statements split at a ";" that ends a line."""
+    import re
+
+    lines = text.splitlines()
+    text = "\n".join(re.sub(r";[ \t]+--.*$", ";", ln) for ln in lines if not ln.strip().startswith("--"))
+    return [s.strip().rstrip(";") for s in text.split(";\n") if s.strip()]
+
+
+def assert_history_defines_tables_as_the_server(
+    statements: list[str], server: LocalMariaDB, load: Any, at_least: int
+) -> None:
+    """Every table the statements create, as the DDL parser defines it from them and as MariaDB's
+    information_schema does after ``load`` ran them: same columns in the same order, same keys,
+    nullability, Paimon types, and character sets where the DDL names one."""
+    from ingest.mysql.client import table_definitions
+    from schema_evolution.mysql_ddl import apply_ddl
+    from schema_evolution.mysql_tables import TableDef
+    from schema_evolution.mysql_types import mysql_to_paimon
+
+    parsed: dict[str, TableDef] = {}
+    database = None
+    for statement in statements:
+        words = statement.split()
+        if words[0].upper() == "USE":
+            database = words[1].strip("`")
+            continue
+        for name, definition in apply_ddl(parsed, statement, database).items():
+            if definition is None:
+                parsed.pop(name, None)
+            else:
+                parsed[name] = definition
+    load(server)
+    conn = server.connect()
+    try:
+        actual = table_definitions(conn, r"(?!mysql$|sys$).*")
+    finally:
+        conn.close()
+    assert sorted(parsed) == sorted(actual)
+    assert len(actual) >= at_least
+    for name, table in actual.items():
+        mine = parsed[name]
+        assert mine.names() == table.names(), name
+        assert mine.primary_key == table.primary_key, name
+        for a, b in zip(mine.columns, table.columns, strict=True):
+            assert a.nullable == b.nullable, (name, a.name)
+            suffix = "" if a.nullable else " NOT NULL"
+            assert mysql_to_paimon(a.type + suffix) == mysql_to_paimon(b.type + suffix), (name, a.name, a.type, b.type)
+            if a.charset is not None and b.charset is not None:
+                assert a.charset == b.charset, (name, a.name)
+
+
+def test_history_definitions_equal_the_servers_for_our_script(tmp_path: Path) -> None:
+    """tests/data/mysql-ddl/server-setup.sql: every column type, odd names, character sets, composite
+    and changed keys, ALTERs of every kind, a renamed and a dropped table, a table of another database."""
+    statements = statements_of((ROOT / "tests" / "data" / "mysql-ddl" / "server-setup.sql").read_text())
+
+    def load(server: LocalMariaDB) -> None:
+        conn = server.connect()
+        try:
+            with conn.cursor() as cur:
+                for statement in statements:
+                    cur.execute(statement)
+        finally:
+            conn.close()
+
+    server = LocalMariaDB(str(tmp_path / "db"))
+    try:
+        assert_history_defines_tables_as_the_server(statements, server, load, at_least=6)
+    finally:
+        server.close()
