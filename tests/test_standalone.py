@@ -4,11 +4,15 @@ fresh clone passes without them."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import TESTS
+from tests.conftest import ROOT, TESTS
 
 COMPAT = TESTS / "paimon_compat"
 
@@ -44,3 +48,29 @@ def test_the_compat_suite_is_where_the_samples_are_read() -> None:
 
 def test_an_empty_parameter_list_fails_collection(pytestconfig: pytest.Config) -> None:
     assert pytestconfig.getini("empty_parameter_set_mark") == "fail_at_collect"
+
+
+def _run_compat_file(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """One file of the compat suite in a fresh pytest, with the samples folder pointed at an empty one."""
+    empty = tmp_path / "no-samples"
+    empty.mkdir(exist_ok=True)
+    environ = {k: v for k, v in os.environ.items() if k != "CI"} | {"LAKECDC_PAIMON_SAMPLES": str(empty)} | env
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/paimon_compat/test_json_samples.py"]
+    return subprocess.run(argv, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_without_samples_the_compat_suite_is_skipped_with_one_reason(tmp_path: Path) -> None:
+    done = _run_compat_file(tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:]
+    lines = done.stdout.splitlines()
+    summary = [ln for ln in lines if "Paimon compatibility tests skipped" in ln]
+    assert len(summary) == 1 and "set LAKECDC_PAIMON_SAMPLES" in summary[0], done.stdout[-2000:]
+    skipped = [ln for ln in lines if ln.startswith("SKIPPED [")]
+    assert len(skipped) == 1 and "tests/paimon_compat/conftest.py" in skipped[0], done.stdout[-2000:]
+    assert re.fullmatch(r"\d+ skipped in .*", lines[-1]), lines[-1]  # nothing passed, failed or errored
+
+
+def test_without_samples_ci_is_an_error(tmp_path: Path) -> None:
+    done = _run_compat_file(tmp_path, CI="true")
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "CI=true" in done.stderr + done.stdout and "must run in CI" in done.stderr + done.stdout
