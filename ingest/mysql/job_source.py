@@ -13,8 +13,8 @@ from ingest.mysql.client import MySqlConnection
 from ingest.mysql.snapshot import SnapshotRegistry
 from ingest.mysql.source import MySqlCdcDataSource
 from ingest.mysql.spec import DEFAULT_CHUNK_SIZE, MySqlSourceSpec
-from ingest.mysql.startup import StartupMode
 from ingest.mysql.ssl import SslSettings, applied_jdbc_properties
+from ingest.mysql.startup import StartupMode
 from ingest.source import Action, MarksHook, SourceSettings
 
 if TYPE_CHECKING:
@@ -77,7 +77,9 @@ class MySqlSource:
             specific_position=(conf["scan.startup.specific-offset.file"], int(conf["scan.startup.specific-offset.pos"]))
             if mode == StartupMode.SPECIFIC_OFFSET and "scan.startup.specific-offset.file" in conf
             else None,
-            specific_gtids=conf.get("scan.startup.specific-offset.gtid-set") if mode == StartupMode.SPECIFIC_OFFSET else None,
+            specific_gtids=conf.get("scan.startup.specific-offset.gtid-set")
+            if mode == StartupMode.SPECIFIC_OFFSET
+            else None,
             startup_timestamp_ms=int(conf["scan.startup.timestamp-millis"]) if mode == StartupMode.TIMESTAMP else None,
             require_primary_key=table_sync and not settings.primary_keys,
         )
