@@ -11,12 +11,11 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from formats import mysql_values
-from ingest.cli.settings import SyncSettings
 from ingest.kafka.job_source import KafkaSource
 from ingest.mysql.job_source import MySqlSource
 from ingest.paimon.source import PaimonDataSource
@@ -30,6 +29,10 @@ from schema_evolution.type_mapping import parse_type_mapping
 from sinks.local_files import write_atomically
 from sinks.table.catalog import Catalog
 from sinks.table.prepare import TablePolicy, TablePreparer
+
+if TYPE_CHECKING:
+    # Annotations only: the command line builds the settings and calls run() (cli -> job).
+    from ingest.cli.settings import SyncSettings
 
 log = structlog.get_logger(__name__)
 
