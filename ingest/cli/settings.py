@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from formats import get_parser
@@ -20,6 +20,7 @@ from ingest.pipeline.chunk_builder import METADATA_TYPES
 from ingest.source import Action, SourceKind
 from schema_evolution.computed_specs import parse_computed_columns
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
+from sinks.table.locations import resolve_location
 from sinks.table.options import validate_table_options
 
 # --kafka-conf keys (Paimon's names) that lakecdc reads; ``properties.*`` go to librdkafka.
@@ -113,6 +114,12 @@ class SyncSettings(BaseSettings):
     @classmethod
     def _interval(cls, v: str) -> str:
         return spark_interval(v)
+
+    @field_validator("warehouse", "checkpoint")
+    @classmethod
+    def _location(cls, v: str | None, info: ValidationInfo) -> str | None:
+        # Absolute from here on: pypaimon-rust and Spark's executors take no relative path.
+        return None if v is None else resolve_location(v, f"--{info.field_name}")
 
     @field_validator("including_tables", "excluding_tables", "including_dbs", "excluding_dbs")
     @classmethod
