@@ -85,7 +85,7 @@ def commit_user(checkpoint: str) -> str:
 
 
 # The local-mode driver JVM is the executor too, and it only moves chunks (large binary values)
-# between Python workers and its cache (~100 MiB live), README "Measured":
+# between Python workers and its cache (~100 MiB live), bench/README.md:
 # - C1 only: C2's optimising compiler spent 19 s of CPU per 1M-message run on the two cores the
 #   Python workers need (C1 only: start-up -3 s, steady state -12%).
 # - The serial collector from a 64 MiB heap with a 64 MiB young generation: G1 grew the heap to
@@ -120,7 +120,7 @@ def spark_session(settings: SyncSettings, source: Source) -> Any:
         conf.setdefault("spark.driver.extraJavaOptions", LOCAL_DRIVER_JAVA_OPTIONS)
     # glibc gives each thread that allocates its own heap arena (up to 8 per core), and a Python
     # worker's arenas keep what librdkafka's and Arrow's threads freed between tasks: two arenas kept
-    # the bench command's busiest workers ~20-60 MiB smaller at its peak (README, Measured).
+    # the bench command's busiest workers ~20-60 MiB smaller at its peak (bench/README.md).
     conf.setdefault("spark.executorEnv.MALLOC_ARENA_MAX", "2")
     conf.setdefault("spark.sql.shuffle.partitions", str(max(os.cpu_count() or 2, 2)))
     conf.setdefault("spark.ui.showConsoleProgress", "false")

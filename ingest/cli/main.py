@@ -45,7 +45,7 @@ def _csv(value: str | None) -> tuple[str, ...]:
 
 def _add_sync_parser(sub: Any, action: Action) -> None:
     p = sub.add_parser(action.value, help=f"Paimon's {action.replace('-', '_')} action on Spark")
-    _opt(p, "warehouse", required=True, help="Paimon warehouse path or URI")
+    _opt(p, "warehouse", required=True, help="Paimon warehouse: a relative or absolute path, or a file: URI")
     _opt(p, "database", required=True, help="target Paimon database")
     if not action.database_sync:
         _opt(p, "table", required=True, help="target Paimon table")
@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_sync_parser(sub, action)
     q = sub.add_parser("query", help="run SQL over the Paimon tables of a warehouse (DataFusion)")
     q.add_argument("sql", help='e.g. "SELECT * FROM orders LIMIT 10" or \'SELECT * FROM "orders$snapshots"\'')
-    _opt(q, "warehouse", required=True, help="Paimon warehouse path or URI")
+    _opt(q, "warehouse", required=True, help="Paimon warehouse: a relative or absolute path, or a file: URI")
     _opt(q, "database", default="default", help="database of unqualified table names")
     _opt(q, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
     _opt(q, "max-rows", type=int, default=100, help="rows to print at most (default 100)")

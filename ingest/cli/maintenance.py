@@ -36,7 +36,7 @@ BATCH_IDENTIFIER = 2**63 - 1
 
 def add_parsers(sub: Any, opt: Callable[..., None]) -> None:
     def common(p: argparse.ArgumentParser, table_required: bool = True) -> None:
-        opt(p, "warehouse", required=True, help="Paimon warehouse path or URI")
+        opt(p, "warehouse", required=True, help="Paimon warehouse: a relative or absolute path, or a file: URI")
         opt(p, "database", required=True, help="Paimon database")
         opt(p, "table", required=table_required, help="Paimon table")
         opt(p, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")

@@ -68,7 +68,7 @@ class SyncSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LAKECDC_", frozen=True, extra="forbid")
 
     action: Action = Field(description="which sync action runs")
-    warehouse: str = Field(description="Paimon warehouse path or URI")
+    warehouse: str = Field(description="Paimon warehouse: a relative or absolute path, or a file: URI")
     database: str = Field(description="target Paimon database (created when missing)")
     table: str | None = Field(None, description="target table (kafka-sync-table)")
     partition_keys: tuple[str, ...] = Field((), description="partition keys of created tables")

@@ -386,7 +386,7 @@ def parse_specific_offsets(text: str) -> dict[int, int]:
 # librdkafka prefetches up to 64 MiB per partition, past the end of a range too, so a micro-batch
 # of a backlog fetched much of the next batch's messages and threw them away (broker and reader
 # CPU). A 16 MiB queue read a 125k-message range ~19% faster with ~20% less CPU; a queue that
-# small needs a short backoff, or librdkafka waits 1 s whenever it is full (README, Measured).
+# small needs a short backoff, or librdkafka waits 1 s whenever it is full (bench/README.md).
 # ``properties.*`` in --kafka-conf overrides either.
 READER_DEFAULTS = {"queued.max.messages.kbytes": "16384", "fetch.queue.backoff.ms": "20"}
 

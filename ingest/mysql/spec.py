@@ -25,7 +25,7 @@ TOPIC = "mysql"
 
 # Rows per snapshot chunk (``scan.incremental.snapshot.chunk.size``). Flink CDC's default is 8096;
 # here each chunk is a Spark task that connects, notes LW and HW and may read the binlog between
-# them, which cost ~18% of a 2M-row snapshot's read time at 8096 rows per chunk (README, Measured).
+# them, which cost ~18% of a 2M-row snapshot's read time at 8096 rows per chunk (bench/README.md).
 DEFAULT_CHUNK_SIZE = 32768
 
 

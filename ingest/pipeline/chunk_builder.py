@@ -36,7 +36,7 @@ KIND_CODES = KindCodes(INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)
 # Rows per chunk. A chunk's values are Python objects until it is converted to Arrow, and
 # converting 8k rows at a time (their strings still in the CPU caches) instead of 32k read the
 # bench's 1M messages with ~1 s less worker CPU, ~7% faster micro-batches and ~80 MiB less
-# memory at the peak (3 alternating runs each, README "Measured").
+# memory at the peak (3 alternating runs each, bench/README.md).
 DEFAULT_CHUNK_ROWS = 8192
 
 # Metadata columns (``--metadata-column``): Kafka's facts about the message and the message's own.

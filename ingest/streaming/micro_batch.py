@@ -113,7 +113,7 @@ class MicroBatchProcessor:
         # Deserialized: PySpark's MEMORY_AND_DISK is the *serialized* level (StorageLevel(True, True,
         # False, False)), so every chunk was Java-serialized into the cache and deserialized again by
         # each of the batch's reads (the plan's collect and every writer group): ~3-3.5 s of JVM CPU
-        # and many full collections per 1M bench messages (README, Measured).
+        # and many full collections per 1M bench messages (bench/README.md).
         df = df.persist(StorageLevel.MEMORY_AND_DISK_DESER)
         try:
             plan = self._plan(df, batch_id)

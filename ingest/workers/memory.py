@@ -4,7 +4,7 @@ Spark keeps its Python workers between tasks, so what a task freed stays mapped 
 unless it is handed back: Arrow's pool (mimalloc) keeps its pages, glibc keeps the heap that
 librdkafka's fetch buffers and Python's objects grew. A read task parses ~125k messages, so an
 idle reader sat on 250 to 350 MiB while another worker wrote; handing the pages back (a few ms) took
-an idle reader to 140 to 230 MiB, measured with bench's command (README, Measured).
+an idle reader to 140 to 230 MiB, measured with bench's command (bench/README.md).
 """
 
 from __future__ import annotations
