@@ -76,7 +76,8 @@ def test_small_files_of_an_unaware_table_merge_and_read_the_same(wh: str) -> Non
     assert (report.committed, report.buckets, report.files_before, report.files_after) == (True, 1, 12, 1)
     _assert_reads(wh, expected)
     table = tables.open_table(wh, {}, "db.a")
-    assert tables.latest_snapshot(table).commit_kind == "COMPACT"
+    latest = tables.latest_snapshot(table)
+    assert latest is not None and latest.commit_kind == "COMPACT"
     ((key, (meta,)),) = _files(wh).items()
     assert (key, meta.level, meta.row_count, meta.file_source) == (((), 0), 0, 36, files.FILE_SOURCE_COMPACT)
     # a streaming reader sees every insert once: the COMPACT snapshot is no new data

@@ -202,7 +202,7 @@ def test_sequence_field_decides_as_before_compaction(wh: str, order: str, expect
         # only where the newer row wins; otherwise the older row is what the output keeps.
         options["deletion-vectors.enabled"] = "true"
     Catalog(wh).create_table("db.t", [("id", int_()), ("v", varchar(20)), ("ts", bigint())], ["id"], [], options)
-    commits = [
+    commits: list[list[tuple[int, str, int | None]]] = [
         [(1, "a", 10), (2, "c", 5), (3, "x", None), (4, "p", 7)],
         [(1, "b", 5), (2, "d", 10), (3, "y", 1), (4, "q", 7)],  # equal ts: the later write wins
     ]

@@ -17,7 +17,7 @@ import pytest
 from schema_evolution.types import array, bigint, boolean, decimal, double, float_, int_, parse_type, string
 from sinks.compaction import compactor
 from sinks.compaction.merge.aggregators import aggregators
-from sinks.compaction.merge.functions import aggregation
+from sinks.compaction.merge.functions import Row, aggregation
 from sinks.compaction.merge.options import RETRACTABLE, MergeOptions
 from sinks.store import manifests, tables
 from sinks.table.catalog import Catalog
@@ -32,7 +32,11 @@ def test_rbm32_unions_bitmaps_and_both_readers_agree_before_and_after_compaction
 
     schema = pa.schema([("b", pa.binary())])
     options = {"fields.b.aggregate-function": "rbm32", "fields.b.ignore-retract": "true"}
-    rows = [(1, INSERT, [BitMap([1, 2]).serialize()]), (2, INSERT, [None]), (3, INSERT, [BitMap([2, 9]).serialize()])]
+    rows: list[Row] = [
+        (1, INSERT, [BitMap([1, 2]).serialize()]),
+        (2, INSERT, [None]),
+        (3, INSERT, [BitMap([2, 9]).serialize()]),
+    ]
     merged = _agg(options, schema, rows)
     assert BitMap.deserialize(merged[2][0]) == BitMap([1, 2, 9])
     with pytest.raises(ValueError, match="column 'b' \\(rbm32\\): a value is not a serialized"):

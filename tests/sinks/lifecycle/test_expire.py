@@ -77,6 +77,7 @@ def history(tmp_path: Path) -> tuple[str, dict[int, list[dict[str, Any]]]]:
             if step == "compaction":
                 compactor.compact(wh, {}, "db.t", USER, batch)
             latest = tables.latest_snapshot(tables.open_table(wh, {}, "db.t"))
+            assert latest is not None
             expected[latest.id] = ref.expected()
             if latest.id == 5 and "t5" not in tables.open_table(wh, {}, "db.t").tag_manager().list_tags():
                 tables.open_table(wh, {}, "db.t").create_tag("t5")
@@ -180,6 +181,7 @@ def _referenced_with_changelogs(wh: str) -> set[str]:
     out = _referenced(wh)
     for cid in changelogs.long_lived_changelog_ids(table):
         changelog = changelogs.read_long_lived_changelog(table, cid)
+        assert changelog is not None
         if not changelog.changelog_manifest_list:
             continue
         out.add(f"{table.table_path}/manifest/{changelog.changelog_manifest_list}")
@@ -214,7 +216,7 @@ def test_decoupled_changelog_outlives_its_snapshots(history: tuple[str, dict[int
     )
     for sid, rows in before.items():
         changelog = changelogs.read_long_lived_changelog(table, sid)
-        assert changelog.id == sid and changelog.commit_kind in ("APPEND", "COMPACT")
+        assert changelog is not None and changelog.id == sid and changelog.commit_kind in ("APPEND", "COMPACT")
         if changelog.changelog_manifest_list:
             assert _changelog_rows(wh, changelog) == rows
         else:
@@ -268,7 +270,9 @@ def test_decoupled_changelog_without_a_changelog_producer_keeps_the_input_files(
         _commit(wh, "db.t", batch, ref.changes(rng, 10, 30))
         compactor.compact(wh, {}, "db.t", USER, batch)
     table = tables.open_table(wh, {}, "db.t")
-    latest = tables.latest_snapshot(table).id
+    latest_snapshot = tables.latest_snapshot(table)
+    assert latest_snapshot is not None
+    latest = latest_snapshot.id
     retention = {"snapshot.num-retained.min": "2", "snapshot.time-retained": "1 ms", "snapshot.expire.limit": "1000"}
     expire.expire_snapshots(wh, {}, "db.t", {**retention, "changelog.num-retained.min": "1000"})
     table = tables.open_table(wh, {}, "db.t")
@@ -281,6 +285,7 @@ def test_decoupled_changelog_without_a_changelog_producer_keeps_the_input_files(
     inputs = set()
     for cid in kept:
         changelog = changelogs.read_long_lived_changelog(table, cid)
+        assert changelog is not None
         for e in manifests.manifest_entries(table, lists.read(changelog.delta_manifest_list)):
             if e.file.file_source == 0:
                 inputs.add(files.data_file_path(table, tuple(e.partition.values), e.bucket, e.file))
@@ -310,6 +315,7 @@ def _inputs_of(wh: str, changelog_id: int) -> set[str]:
 
     table = tables.open_table(wh, {}, "db.t")
     changelog = changelogs.read_long_lived_changelog(table, changelog_id)
+    assert changelog is not None
     out = set()
     for manifest in ManifestListManager(table).read(changelog.delta_manifest_list):
         for e in ManifestFileManager(table).read(manifest.file_name, drop_stats=True):

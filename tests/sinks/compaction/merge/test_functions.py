@@ -10,12 +10,12 @@ import pyarrow as pa
 import pytest
 
 from sinks.compaction.merge.aggregators import aggregators, partial_aggregators
-from sinks.compaction.merge.functions import aggregation, partial_update
+from sinks.compaction.merge.functions import Row, aggregation, partial_update
 from sinks.compaction.merge.options import MergeOptions
 from sinks.write.chunk_format import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 
 
-def _agg(options: dict[str, str], schema: pa.Schema, rows: list[tuple[int, int, list[Any]]]) -> tuple[Any, ...]:
+def _agg(options: dict[str, str], schema: pa.Schema, rows: list[Row]) -> tuple[Any, ...]:
     opts = MergeOptions.from_table_options({"merge-engine": "aggregation", **options})
     return aggregation(opts, aggregators(opts, schema, schema.names))(rows)
 
@@ -24,7 +24,11 @@ def test_partial_update_fills_in_fields_as_paimon_documents() -> None:
     # Paimon docs, "Partial Update": <1, 23.0, 10, NULL>, <1, NULL, NULL, 'This is a book'>,
     # <1, 25.2, NULL, NULL>  ->  <1, 25.2, 10, 'This is a book'>.
     merge = partial_update(MergeOptions.from_table_options({"merge-engine": "partial-update"}), [True] * 3, "abc")
-    rows = [(1, INSERT, [23.0, 10, None]), (2, INSERT, [None, None, "This is a book"]), (3, INSERT, [25.2, None, None])]
+    rows: list[Row] = [
+        (1, INSERT, [23.0, 10, None]),
+        (2, INSERT, [None, None, "This is a book"]),
+        (3, INSERT, [25.2, None, None]),
+    ]
     assert merge(rows) == (3, INSERT, [25.2, 10, "This is a book"])
 
 
@@ -68,7 +72,7 @@ def test_aggregation_retracts_and_functions() -> None:
         "fields.f.list-agg-delimiter": ";",
         "fields.f.ignore-retract": "true",
     }
-    rows = [
+    rows: list[Row] = [
         (1, INSERT, [5, "a", Decimal("2.00"), "x;y"]),
         (2, UPDATE_BEFORE, [5, "a", Decimal("2.00"), None]),
         (3, UPDATE_AFTER, [7, None, Decimal("3.50"), "y;z; "]),
@@ -102,7 +106,11 @@ def test_first_values_and_bools() -> None:
         "fields.x.aggregate-function": "bool_and",
         "fields.y.aggregate-function": "bool_or",
     }
-    rows = [(1, INSERT, [None, None, True, False]), (2, INSERT, [1, 2, False, None]), (3, INSERT, [3, 4, True, True])]
+    rows: list[Row] = [
+        (1, INSERT, [None, None, True, False]),
+        (2, INSERT, [1, 2, False, None]),
+        (3, INSERT, [3, 4, True, True]),
+    ]
     assert _agg(options, schema, rows)[2] == [None, 2, False, True]
 
 
@@ -115,7 +123,7 @@ def test_partial_update_sequence_groups_as_pypaimon_rust_reads_them() -> None:
     takes NULLs with its values, ignores older rows and rows without its sequence, and a retraction
     NULLs the group's fields while keeping its sequence."""
     merge = partial_update(MergeOptions.from_table_options(_GROUPS), [True] * 5, ["a", "b", "g1", "c", "g2"])
-    one = [(1, INSERT, ["a1", "b1", 1, None, None]), (2, INSERT, [None, None, None, "c1", 1])]
+    one: list[Row] = [(1, INSERT, ["a1", "b1", 1, None, None]), (2, INSERT, [None, None, None, "c1", 1])]
     assert merge(one) == (2, INSERT, ["a1", "b1", 1, "c1", 1])
     one.append((3, INSERT, ["a0", "b0", 0, None, None]))  # group 1 older: ignored
     assert merge(one)[2] == ["a1", "b1", 1, "c1", 1]
@@ -123,7 +131,7 @@ def test_partial_update_sequence_groups_as_pypaimon_rust_reads_them() -> None:
     assert merge(one) == (4, INSERT, [None, None, 2, "c1", 1])
     one += [(5, INSERT, ["a5", "b5", 3, "c5", 3]), (6, INSERT, ["a4", "b4", 2, "c4", 2])]
     assert merge(one)[2] == ["a5", "b5", 3, "c5", 3]
-    two = [(1, INSERT, ["a1", "b1", 5, "c1", 5]), (2, INSERT, ["a2", None, 6, "c0", 4])]
+    two: list[Row] = [(1, INSERT, ["a1", "b1", 5, "c1", 5]), (2, INSERT, ["a2", None, 6, "c0", 4])]
     assert merge(two)[2] == ["a2", None, 6, "c1", 5]  # group 1 newer, NULL included; group 2 older
     two.append((3, DELETE, [None, None, None, "cx", 9]))
     assert merge(two) == (3, INSERT, ["a2", None, 6, None, 9])
@@ -136,7 +144,7 @@ def test_partial_update_sequence_groups_as_pypaimon_rust_reads_them() -> None:
     # A -D of a group named in remove-record-on-sequence-group removes the row.
     removing = MergeOptions.from_table_options({**_GROUPS, "partial-update.remove-record-on-sequence-group": "g2"})
     merge = partial_update(removing, [True] * 5, ["a", "b", "g1", "c", "g2"])
-    rows = [(1, INSERT, ["a1", "b1", 1, "c1", 1]), (2, DELETE, [None, None, None, "c1", 2])]
+    rows: list[Row] = [(1, INSERT, ["a1", "b1", 1, "c1", 1]), (2, DELETE, [None, None, None, "c1", 2])]
     assert merge(rows) == (2, DELETE, [None, None, None, "c1", 2])  # restarted as the -D row
     assert merge([*rows[:1], (2, DELETE, ["a1", None, 2, None, None])]) == (2, INSERT, [None, None, 2, "c1", 1])
 
