@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -209,7 +210,7 @@ def _latencies(warehouse: str, sent: int, since_ms: int) -> dict[str, float]:
     }
 
 
-def main() -> int:
+def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--messages", type=int, default=1_000_000)
     ap.add_argument("--naive-messages", type=int, default=100_000)
@@ -217,91 +218,129 @@ def main() -> int:
     ap.add_argument("--skip-cluster", action="store_true")
     ap.add_argument("--freshness-seconds", type=int, default=30)
     ap.add_argument("--runs", type=int, default=3, help="timed runs of lakecdc (2 cores) and of the floor")
-    args = ap.parse_args()
+    return ap.parse_args()
 
+
+@dataclass
+class Measured:
+    """Every figure of one ``make bench`` run."""
+
+    n: int
+    runs: int
+    produce_s: float
+    two: dict[str, Any]  # lakecdc, local[2]
+    one: dict[str, Any]  # lakecdc, local[1]
+    cluster: dict[str, Any] | None  # lakecdc on a standalone cluster (None: --skip-cluster)
+    floor_runs: list[float]
+    floor_s: float  # their median
+    naive_n: int
+    naive_s: float
+    fresh: dict[str, dict[str, float]]  # trigger -> freshness (empty: --skip-freshness)
+
+
+def _measure(kafka: LocalKafka, work: Path, args: argparse.Namespace) -> Measured:
+    n = args.messages
+    topic = f"bench_{n}"
+    produce_s = _produce(kafka, topic, n)
+    kafka.create_topic("bench_empty", PARTITIONS)
+    two = throughput(kafka, work, topic, n, 2, args.runs)
+    one = throughput(kafka, work, topic, n, 1, 1)
+    cluster = cluster_throughput(kafka, work, topic, n) if not args.skip_cluster else None
+    # The floor commits as often as lakecdc does at its defaults (one commit per micro-batch).
+    floor_runs = [
+        floors.floor(kafka.bootstrap, topic, PARTITIONS, n, str(work / f"wh_floor_{i}"), BATCH)
+        for i in range(args.runs)
+    ]
+    floor_s = statistics.median(floor_runs)
+    naive_n = min(args.naive_messages, n)
+    naive_s = floors.naive(kafka.bootstrap, topic, PARTITIONS, naive_n, str(work / "wh_naive"))
+    fresh = {}
+    if not args.skip_freshness:
+        for trigger in ("1 second", "5 seconds"):
+            fresh[trigger] = freshness(kafka, work, trigger, 10_000, args.freshness_seconds)
+    return Measured(n, args.runs, produce_s, two, one, cluster, floor_runs, floor_s, naive_n, naive_s, fresh)
+
+
+def _header(m: Measured) -> list[str]:
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return [
+        f"# lakecdc benchmark — {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        "",
+        f"Machine: {os.cpu_count()} cores, {mem:.0f} GiB; Python {sys.version.split()[0]}; "
+        f"{m.n:,} canal-json messages (~790 bytes, 10 columns, 50% insert / 40% update / 10% delete over "
+        f"200k keys, {PARTITIONS} partitions; produced in {m.produce_s:.1f} s). lakecdc at its defaults "
+        f"({BATCH:,} messages per micro-batch, local-mode driver JVM with {LOCAL_DRIVER_JAVA_OPTIONS}); the floor "
+        f"commits every {BATCH:,} messages too. Seconds are the median of {m.runs} runs (range in brackets) "
+        "for lakecdc on 2 cores and the floor, one run otherwise; memory comes from one more run sampled "
+        "every 0.2 s (timed runs are not sampled).",
+        "",
+    ]
+
+
+def _throughput_table(m: Measured) -> list[str]:
+    n, two, one, cluster, floor_runs = m.n, m.two, m.one, m.cluster, m.floor_runs
+    floor_s = m.floor_s
+    floor_rate = n / floor_s
+    naive_rate = m.naive_n / m.naive_s
+    return [
+        "| Run | Seconds | Events/s | Events/s per core | vs floor | Peak PSS | Peak RSS (sum) |",
+        "|---|---|---|---|---|---|---|",
+        f"| lakecdc `kafka-sync-table --available-now`, local[2], steady state | {two['steady_s']:.1f} "
+        f"({two['steady_range'][0]:.1f} to {two['steady_range'][1]:.1f}) "
+        f"| {two['rate']:,.0f} | {two['rate'] / 2:,.0f} | {two['rate'] / floor_rate:.2f}x "
+        f"| {two['pss'] / 2**30:.2f} GiB | {two['rss'] / 2**30:.2f} GiB |",
+        f"| same, whole command (incl. {two['empty_s']:.1f} s start-up) | {two['wall_s']:.1f} "
+        f"| {n / two['wall_s']:,.0f} "
+        f"| | | | |",
+        f"| lakecdc, local[1], steady state | {one['steady_s']:.1f} | {one['rate']:,.0f} | {one['rate']:,.0f} "
+        f"| {one['rate'] / floor_rate:.2f}x | {one['pss'] / 2**30:.2f} GiB | {one['rss'] / 2**30:.2f} GiB |",
+        *(
+            [
+                f"| lakecdc on a standalone cluster (master + 2 workers x 1 core, loopback), steady state "
+                f"| {cluster['steady_s']:.1f} | {cluster['rate']:,.0f} | {cluster['rate'] / 2:,.0f} "
+                f"| {cluster['rate'] / floor_rate:.2f}x | | |"
+            ]
+            if cluster
+            else []
+        ),
+        f"| floor: one process, confluent-kafka + lakecdc parser + pypaimon-rust | {floor_s:.1f} "
+        f"({min(floor_runs):.1f} to {max(floor_runs):.1f}) "
+        f"| {floor_rate:,.0f} | {floor_rate:,.0f} | 1.00x | | |",
+        f"| naive peer: json.loads + pypaimon writer, commit per poll ({m.naive_n:,} msgs) | {m.naive_s:.1f} "
+        f"| {naive_rate:,.0f} | {naive_rate:,.0f} | {naive_rate / floor_rate:.2f}x | | |",
+        "",
+        f"lakecdc (2 cores) vs naive peer: {two['rate'] / naive_rate:.1f}x. "
+        f"Scaling 1 → 2 cores: {two['rate'] / one['rate']:.2f}x."
+        + (
+            f" On the standalone cluster, Python workers under the executor JVMs used "
+            f"{cluster['executor_cpu_s']:.1f} CPU-seconds (reading, parsing and writing run on executors)."
+            if cluster
+            else ""
+        ),
+    ]
+
+
+def _freshness_table(fresh: dict[str, dict[str, float]]) -> list[str]:
+    if not fresh:
+        return []
+    lines = [
+        "",
+        "| Freshness at 10k events/s (rows after a 10 s warm-up) | rows | p50 | p99 |",
+        "|---|---|---|---|",
+    ]
+    for trigger, f in fresh.items():
+        lines.append(f"| trigger {trigger} | {f['rows']:,} of {f['sent']:,} | {f['p50']:.2f} s | {f['p99']:.2f} s |")
+    return lines
+
+
+def main() -> int:
+    args = _parse_args()
     work = Path(tempfile.mkdtemp(prefix="lakecdc-bench-"))
     lines: list[str] = []
     try:
         with LocalKafka(log_path=str(work / "tansu.log")) as kafka:
-            n = args.messages
-            topic = f"bench_{n}"
-            produce_s = _produce(kafka, topic, n)
-            kafka.create_topic("bench_empty", PARTITIONS)
-            two = throughput(kafka, work, topic, n, 2, args.runs)
-            one = throughput(kafka, work, topic, n, 1, 1)
-            cluster = cluster_throughput(kafka, work, topic, n) if not args.skip_cluster else None
-            # The floor commits as often as lakecdc does at its defaults (one commit per micro-batch).
-            floor_runs = [
-                floors.floor(kafka.bootstrap, topic, PARTITIONS, n, str(work / f"wh_floor_{i}"), BATCH)
-                for i in range(args.runs)
-            ]
-            floor_s = statistics.median(floor_runs)
-            naive_n = min(args.naive_messages, n)
-            naive_s = floors.naive(kafka.bootstrap, topic, PARTITIONS, naive_n, str(work / "wh_naive"))
-            fresh = {}
-            if not args.skip_freshness:
-                for trigger in ("1 second", "5 seconds"):
-                    fresh[trigger] = freshness(kafka, work, trigger, 10_000, args.freshness_seconds)
-
-        floor_rate = n / floor_s
-        naive_rate = naive_n / naive_s
-        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-        lines += [
-            f"# lakecdc benchmark — {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
-            "",
-            f"Machine: {os.cpu_count()} cores, {mem:.0f} GiB; Python {sys.version.split()[0]}; "
-            f"{n:,} canal-json messages (~790 bytes, 10 columns, 50% insert / 40% update / 10% delete over "
-            f"200k keys, {PARTITIONS} partitions; produced in {produce_s:.1f} s). lakecdc at its defaults "
-            f"({BATCH:,} messages per micro-batch, local-mode driver JVM with {LOCAL_DRIVER_JAVA_OPTIONS}); the floor "
-            f"commits every {BATCH:,} messages too. Seconds are the median of {args.runs} runs (range in brackets) "
-            "for lakecdc on 2 cores and the floor, one run otherwise; memory comes from one more run sampled "
-            "every 0.2 s (timed runs are not sampled).",
-            "",
-            "| Run | Seconds | Events/s | Events/s per core | vs floor | Peak PSS | Peak RSS (sum) |",
-            "|---|---|---|---|---|---|---|",
-            f"| lakecdc `kafka-sync-table --available-now`, local[2], steady state | {two['steady_s']:.1f} "
-            f"({two['steady_range'][0]:.1f} to {two['steady_range'][1]:.1f}) "
-            f"| {two['rate']:,.0f} | {two['rate'] / 2:,.0f} | {two['rate'] / floor_rate:.2f}x "
-            f"| {two['pss'] / 2**30:.2f} GiB | {two['rss'] / 2**30:.2f} GiB |",
-            f"| same, whole command (incl. {two['empty_s']:.1f} s start-up) | {two['wall_s']:.1f} "
-            f"| {n / two['wall_s']:,.0f} "
-            f"| | | | |",
-            f"| lakecdc, local[1], steady state | {one['steady_s']:.1f} | {one['rate']:,.0f} | {one['rate']:,.0f} "
-            f"| {one['rate'] / floor_rate:.2f}x | {one['pss'] / 2**30:.2f} GiB | {one['rss'] / 2**30:.2f} GiB |",
-            *(
-                [
-                    f"| lakecdc on a standalone cluster (master + 2 workers x 1 core, loopback), steady state "
-                    f"| {cluster['steady_s']:.1f} | {cluster['rate']:,.0f} | {cluster['rate'] / 2:,.0f} "
-                    f"| {cluster['rate'] / floor_rate:.2f}x | | |"
-                ]
-                if cluster
-                else []
-            ),
-            f"| floor: one process, confluent-kafka + lakecdc parser + pypaimon-rust | {floor_s:.1f} "
-            f"({min(floor_runs):.1f} to {max(floor_runs):.1f}) "
-            f"| {floor_rate:,.0f} | {floor_rate:,.0f} | 1.00x | | |",
-            f"| naive peer: json.loads + pypaimon writer, commit per poll ({naive_n:,} msgs) | {naive_s:.1f} "
-            f"| {naive_rate:,.0f} | {naive_rate:,.0f} | {naive_rate / floor_rate:.2f}x | | |",
-            "",
-            f"lakecdc (2 cores) vs naive peer: {two['rate'] / naive_rate:.1f}x. "
-            f"Scaling 1 → 2 cores: {two['rate'] / one['rate']:.2f}x."
-            + (
-                f" On the standalone cluster, Python workers under the executor JVMs used "
-                f"{cluster['executor_cpu_s']:.1f} CPU-seconds (reading, parsing and writing run on executors)."
-                if cluster
-                else ""
-            ),
-        ]
-        if fresh:
-            lines += [
-                "",
-                "| Freshness at 10k events/s (rows after a 10 s warm-up) | rows | p50 | p99 |",
-                "|---|---|---|---|",
-            ]
-            for trigger, f in fresh.items():
-                lines.append(
-                    f"| trigger {trigger} | {f['rows']:,} of {f['sent']:,} | {f['p50']:.2f} s | {f['p99']:.2f} s |"
-                )
+            measured = _measure(kafka, work, args)
+        lines += _header(measured) + _throughput_table(measured) + _freshness_table(measured.fresh)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     write_report(lines, "")
