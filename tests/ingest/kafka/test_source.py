@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import cast
+
 import pytest
+from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from ingest.kafka.source import (
@@ -19,9 +23,13 @@ def _reader(min_partitions: int = 2) -> KafkaStreamReader:
     return KafkaStreamReader(KafkaSourceSpec(topics=("t",), min_partitions=min_partitions), {}, 0)
 
 
-def _ranges(parts: list) -> list[tuple[int, int, int]]:
+def _groups(parts: Sequence[InputPartition]) -> list[RangeGroup]:
     assert all(isinstance(p, RangeGroup) for p in parts)
-    return [(r.partition, r.start, r.end) for g in parts for r in g.ranges]
+    return cast(list[RangeGroup], list(parts))
+
+
+def _ranges(parts: Sequence[InputPartition]) -> list[tuple[int, int, int]]:
+    return [(r.partition, r.start, r.end) for g in _groups(parts) for r in g.ranges]
 
 
 def test_long_ranges_are_split_in_offset_order(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,7 +54,7 @@ def test_many_small_partitions_share_a_few_tasks(monkeypatch: pytest.MonkeyPatch
     end = {"t": {str(p): 30_000 for p in range(8)}}
     parts = _reader(min_partitions=2).partitions(start, end)
     # 240k messages for 2 cores: 120k-message tasks of four partitions each, in partition order
-    assert [[r.partition for r in g.ranges] for g in parts] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert [[r.partition for r in g.ranges] for g in _groups(parts)] == [[0, 1, 2, 3], [4, 5, 6, 7]]
 
 
 def test_groups_keep_each_partitions_ranges_in_offset_order() -> None:

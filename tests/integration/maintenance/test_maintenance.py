@@ -6,7 +6,8 @@ bucket, snapshot kinds."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 import pytest
 
@@ -99,7 +100,11 @@ def test_partition_expiry_inside_the_job_drops_old_partitions(
     for i in range(36):
         row = {"id": str(i % 12), "dt": days[i % 3], "v": str(i)}
         kind = "INSERT" if i < 12 else "UPDATE"
-        body = {"type": kind, "data": [row], "old": [{"v": str(i - 12)}] if kind == "UPDATE" else None}
+        body: dict[str, object] = {
+            "type": kind,
+            "data": [row],
+            "old": [{"v": str(i - 12)}] if kind == "UPDATE" else None,
+        }
         body |= {"database": "shop", "table": "events", "isDdl": False, "pkNames": ["id", "dt"], "es": i, "ts": i}
         body["mysqlType"] = {"id": "int", "dt": "varchar(10)", "v": "varchar(10)"}
         messages.append((str(i % 12).encode(), orjson.dumps(body)))
@@ -122,18 +127,30 @@ def test_partition_expiry_inside_the_job_drops_old_partitions(
     assert "OVERWRITE" in _kinds(warehouse, "ods.events")
 
 
-def _canal(kind: str, row: dict[str, Any], old: dict[str, Any] | None = None, es: int = 0) -> bytes:
+def _canal(kind: str, row: Mapping[str, object], old: Mapping[str, object] | None = None, es: int = 0) -> bytes:
     import orjson
 
-    body = {"type": kind, "data": [row], "old": [old] if old is not None else None, "es": es, "ts": es}
+    body: dict[str, object] = {
+        "type": kind,
+        "data": [row],
+        "old": [old] if old is not None else None,
+        "es": es,
+        "ts": es,
+    }
     body |= {"database": "shop", "table": "stock", "isDdl": False, "pkNames": ["id"]}
     body["mysqlType"] = {"id": "int", "qty": "int", "note": "varchar(10)"}
     return orjson.dumps(body)
 
 
+class _StockRow(TypedDict):
+    id: str
+    qty: str
+    note: str | None
+
+
 # One change stream, three merge engines: Paimon's documented results for each (ignore-delete for
 # partial-update and first-row: their readers cannot take a change stream's -U/-D rows otherwise).
-STOCK = [
+STOCK: list[tuple[str, _StockRow, dict[str, str | None] | None]] = [
     ("INSERT", {"id": "1", "qty": "5", "note": "a"}, None),
     ("INSERT", {"id": "2", "qty": "3", "note": None}, None),
     ("INSERT", {"id": "3", "qty": "8", "note": "x"}, None),
@@ -245,7 +262,13 @@ def test_append_table_small_files_merge_inside_the_job(
     kafka.create_topic(topic_name, 1)
     messages = []
     for i in range(36):
-        body = {"type": "INSERT", "data": [{"id": str(i), "msg": f"m{i}"}], "old": None, "es": i, "ts": i}
+        body: dict[str, object] = {
+            "type": "INSERT",
+            "data": [{"id": str(i), "msg": f"m{i}"}],
+            "old": None,
+            "es": i,
+            "ts": i,
+        }
         body |= {"database": "shop", "table": "logs", "isDdl": False, "pkNames": None}
         body["mysqlType"] = {"id": "int", "msg": "varchar(10)"}
         messages.append((b"k", orjson.dumps(body)))
