@@ -19,6 +19,7 @@ MYSQL_CONF = {"hostname": "h", "username": "u", "database-name": "d", "table-nam
 def test_action_values_are_the_command_line_names() -> None:
     assert SYNC_ACTIONS == ("kafka-sync-table", "kafka-sync-database", "mysql-sync-table", "mysql-sync-database")
     choices = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert choices is not None
     assert set(SYNC_ACTIONS) <= set(choices)
     assert [a.source for a in Action] == [SourceKind.KAFKA, SourceKind.KAFKA, SourceKind.MYSQL, SourceKind.MYSQL]
     assert [a.database_sync for a in Action] == [False, True, False, True]

@@ -11,6 +11,7 @@ import pytest
 
 from schema_evolution.conversion import convert_column
 from schema_evolution.debezium_types import (
+    Converter,
     bits_to_bytes,
     bytes_from_base64,
     date_from_days,
@@ -201,7 +202,7 @@ def test_geometry_uses_the_srid_and_paimons_geojson() -> None:
         (geometry_geojson, {"wkb": _b64(b"\x01\x01")}, "too short"),
     ],
 )
-def test_bad_values_raise_value_errors(func, value: object, reason: str) -> None:
+def test_bad_values_raise_value_errors(func: Converter, value: object, reason: str) -> None:
     with pytest.raises((ValueError, OverflowError), match=reason):
         func(value)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from schema_evolution import types as t
@@ -10,11 +12,14 @@ from schema_evolution.evolution import AddColumn, UpdateColumnType, Verdict, can
 from schema_evolution.type_mapping import TypeMappingMode as M
 from schema_evolution.types import PaimonType
 
+if TYPE_CHECKING:
+    from _pytest.mark import ParameterSet  # what pytest.param returns; pytest does not export its name
+
 CONVERT, IGNORE, EXCEPTION = Verdict.CONVERT, Verdict.IGNORE, Verdict.EXCEPTION
 NO_MODES: frozenset[M] = frozenset()
 
 
-def case(old: PaimonType, new: PaimonType, verdict: Verdict, *modes: M):
+def case(old: PaimonType, new: PaimonType, verdict: Verdict, *modes: M) -> ParameterSet:
     suffix = "-with-" + "+".join(m.value for m in modes) if modes else ""
     return pytest.param(old, new, frozenset(modes), verdict, id=f"{old}->{new}{suffix}")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
@@ -19,7 +21,7 @@ ALL_MODES = list(TypeMappingMode)
         pytest.param(lambda v: f"  {v}  ", id="padded"),
     ],
 )
-def test_each_option_in_each_spelling(mode: TypeMappingMode, spell) -> None:
+def test_each_option_in_each_spelling(mode: TypeMappingMode, spell: Callable[[str], str]) -> None:
     assert parse_type_mapping(spell(mode.value)) == frozenset({mode})
 
 

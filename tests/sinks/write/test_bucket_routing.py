@@ -8,6 +8,7 @@ import datetime as dt
 import decimal
 import random
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -236,7 +237,7 @@ def test_routing_options_are_checked_at_start_up(option: str) -> None:
 # --- several write tasks per table, end to end through write_chunks and the committer ---------
 
 
-def _chunk(rows: list[tuple[str, int, int | None, int]], first: int) -> dict[str, Any]:
+def _chunk(rows: Sequence[tuple[str, int, int | None, int]], first: int) -> dict[str, Any]:
     batch = pa.RecordBatch.from_arrays(
         [
             pa.array([r[0] for r in rows]),
