@@ -177,7 +177,9 @@ def test_all_types_match_paimons_expected_types_and_values() -> None:
         '"type":"GeometryCollection","srid":0}',
     }  # fmt: skip
     assert {n: after[n] for n in expected_values} == expected_values
-    time_ms = convert_column("_time", [after["_time"]], parse_type(types["_time"])).cast("int32").to_pylist()
+    time_type = types["_time"]
+    assert time_type is not None
+    time_ms = convert_column("_time", [after["_time"]], parse_type(time_type)).cast("int32").to_pylist()
     assert time_ms == [36803000]  # Paimon's expected TIME value
 
 
