@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from formats.events import DataChangeEvent, MessageContext, Op, TypeSystem
 from formats.ogg import parse
-from schema_evolution.conversion import convert_column
 from schema_evolution.errors import SourcePosition
-from schema_evolution.types import string
 from tests.conftest import sample_messages
+from tests.formats.strings import as_string
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ogg"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -31,12 +29,6 @@ def _one(file: str) -> DataChangeEvent:
     return e
 
 
-def _text(column: str, value: Any) -> str | None:
-    """A value as the STRING column will hold it (the conversion the sink applies)."""
-    result: str | None = convert_column(column, [value], string()).to_pylist()[0]
-    return result
-
-
 def test_compressed_update_completes_the_before_image_from_after() -> None:
     event = _one("compressed-update.json")
     assert event.before == {"ID": 7, "PRICE": 1.5, "NAME": "widget", "NOTE": None}
@@ -51,13 +43,13 @@ def test_partial_after_image_keeps_unchanged_columns_and_explicit_nulls() -> Non
     assert event.after == {"ID": 8, "PRICE": None, "NAME": "bolt", "NOTE": None}  # PRICE really became NULL
 
 
-def test_three_part_name_splits_at_the_first_dot_and_nested_values_become_json_text() -> None:
+def test_three_part_name_splits_at_the_first_dot_and_nested_values_become_jsonas_string() -> None:
     event = _one("three-part-name.json")
     assert (event.database, event.table) == ("ORCLPDB1", "SALES.ORDERS")
     assert event.after is not None
     assert event.after["DOC"] == {"lines": [{"sku": "A", "qty": 2}]}
     assert event.after["MEMO"] is None
-    assert _text("DOC", event.after["DOC"]) == '{"lines":[{"sku":"A","qty":2}]}'
+    assert as_string("DOC", event.after["DOC"]) == '{"lines":[{"sku":"A","qty":2}]}'
 
 
 def test_message_without_primary_keys_has_none() -> None:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from formats.events import DataChangeEvent, MessageContext, Op, TypeSystem
 from formats.maxwell import parse
-from schema_evolution.conversion import convert_column
 from schema_evolution.errors import SourcePosition
-from schema_evolution.types import string
+from tests.formats.strings import as_string
 from tests.paimon_compat.samples import SAMPLES, sample_files, sample_messages, sample_paths
 
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -25,12 +23,6 @@ def _events(path: Path) -> list[DataChangeEvent]:
             assert isinstance(e, DataChangeEvent)
             out.append(e)
     return out
-
-
-def _text(column: str, value: Any) -> str | None:
-    """A value as the STRING column will hold it (the conversion the sink applies)."""
-    result: str | None = convert_column(column, [value], string()).to_pylist()[0]
-    return result
 
 
 MAXWELL = SAMPLES / "maxwell"
@@ -110,9 +102,9 @@ def test_schema_evolution_replay_matches_paimon_expected_rows() -> None:
         for e in _sample(f"table/schemaevolution/maxwell-data-{n}.txt"):
             columns += [c for c, _ in e.schema.fields if c not in columns]
             if e.before is not None:
-                del rows[_text("id", e.before["id"])]
+                del rows[as_string("id", e.before["id"])]
             if e.after is not None:
-                rows[_text("id", e.after["id"])] = {c: _text(c, v) for c, v in e.after.items()}
+                rows[as_string("id", e.after["id"])] = {c: as_string(c, v) for c, v in e.after.items()}
     assert columns == [*PRODUCT_COLUMNS, "age", "address"]
     shown = sorted("+I[" + ", ".join(r.get(c) or "NULL" for c in columns) + "]" for r in rows.values())
     assert shown == [

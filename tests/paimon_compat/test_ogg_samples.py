@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from formats.events import DataChangeEvent, MessageContext, Op, TypeSystem
 from formats.ogg import parse
-from schema_evolution.conversion import convert_column
 from schema_evolution.errors import SourcePosition
-from schema_evolution.types import string
+from tests.formats.strings import as_string
 from tests.paimon_compat.samples import SAMPLES, sample_files, sample_messages, sample_paths
 
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -23,12 +21,6 @@ def _ms(text: str) -> int:
     return (datetime.fromisoformat(text).replace(tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(
         milliseconds=1
     )
-
-
-def _text(column: str, value: Any) -> str | None:
-    """A value as the STRING column will hold it (the conversion the sink applies)."""
-    result: str | None = convert_column(column, [value], string()).to_pylist()[0]
-    return result
 
 
 OGG = SAMPLES / "ogg"
@@ -57,9 +49,9 @@ def _replay(paths: list[str], columns: list[str]) -> list[str]:
         for e in _sample(path):
             columns += [c for c, _ in e.schema.fields if c not in columns]
             if e.before is not None:
-                del rows[_text("id", e.before["id"])]
+                del rows[as_string("id", e.before["id"])]
             if e.after is not None:
-                rows[_text("id", e.after["id"])] = {c: _text(c, v) for c, v in e.after.items()}
+                rows[as_string("id", e.after["id"])] = {c: as_string(c, v) for c, v in e.after.items()}
     return sorted("+I[" + ", ".join(r.get(c) or "NULL" for c in columns) + "]" for r in rows.values())
 
 
@@ -138,7 +130,7 @@ def test_schema_evolution_replay_matches_paimon_expected_rows() -> None:
 def test_watermark_sample_keeps_full_double_precision() -> None:
     first = _sample("table/watermark/ogg-data-1.txt")[0]
     assert first.after is not None
-    assert _text("weight", first.after["weight"]) == "3.140000104904175"  # Paimon's DOUBLE expectation
+    assert as_string("weight", first.after["weight"]) == "3.140000104904175"  # Paimon's DOUBLE expectation
 
 
 def test_multi_table_topic_names_each_table() -> None:
