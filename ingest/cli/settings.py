@@ -6,60 +6,19 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from formats import get_parser
-from ingest.durations import interval_ms, spark_interval
-from ingest.kafka.startup import STARTUP_MODES as KAFKA_STARTUP_MODES
+from ingest.durations import spark_interval
+from ingest.kafka.options import check_kafka_conf
 from ingest.kafka.startup import StartupMode as KafkaStartupMode
-from ingest.mysql.ssl import SSL_KEYS, SslSettings
-from ingest.mysql.startup import STARTUP_MODES as MYSQL_STARTUP_MODES
-from ingest.mysql.startup import StartupMode as MySqlStartupMode
+from ingest.mysql.options import check_mysql_conf
 from ingest.pipeline.chunk_builder import METADATA_TYPES
 from ingest.source import Action, SourceKind
 from schema_evolution.computed_specs import parse_computed_columns
-from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
+from schema_evolution.type_mapping import parse_type_mapping
 from sinks.table.locations import resolve_location
 from sinks.table.options import validate_table_options
-
-# --kafka-conf keys (Paimon's names) that lakecdc reads; ``properties.*`` go to librdkafka.
-KAFKA_CONF_KEYS = {
-    "topic": "topic name(s), ';'-separated",
-    "topic-pattern": "regular expression over topic names",
-    "value.format": "the CDC format of message values",
-    "scan.startup.mode": "where a new job starts reading",
-    "scan.startup.timestamp-millis": "start time for scan.startup.mode=timestamp",
-    "scan.startup.specific-offsets": "start offsets for scan.startup.mode=specific-offsets",
-    # New partitions are discovered at every trigger, which is at least as often as asked.
-    "scan.topic-partition-discovery.interval": "accepted: lakecdc discovers partitions at every trigger",
-}
-
-
-# --mysql-conf keys (Paimon's names) that lakecdc reads.
-MYSQL_CONF_KEYS = {
-    "hostname": "server host",
-    "port": "server port (default 3306)",
-    "username": "user with SELECT, REPLICATION SLAVE and REPLICATION CLIENT",
-    "password": "password (or password-file, or the LAKECDC_MYSQL_PASSWORD environment variable)",
-    "password-file": "file holding the password",
-    "database-name": "database name (a regular expression for mysql-sync-table)",
-    "table-name": "table name regular expression (mysql-sync-table)",
-    "server-id": "replica server id, or a range a-b (one id per parallel snapshot reader)",
-    "server-time-zone": "the server's time zone, for TIMESTAMP columns (default UTC)",
-    "scan.startup.mode": "initial (default), earliest-offset, latest-offset or specific-offset",
-    "scan.startup.specific-offset.file": "binlog file for specific-offset",
-    "scan.startup.specific-offset.pos": "binlog position for specific-offset",
-    "scan.startup.specific-offset.gtid-set": "GTID set for specific-offset: start after these transactions "
-    "(MySQL uuid:1-5 or MariaDB domain-server-seq)",
-    "scan.incremental.snapshot.chunk.size": "rows per snapshot chunk (default 32768; Flink CDC: 8096)",
-    "scan.startup.timestamp-millis": "start time (epoch milliseconds) for scan.startup.mode=timestamp",
-    "connect.timeout": "connection timeout, e.g. 30s",
-    "debezium.include.schema.comments": "accepted: lakecdc always copies column and table comments",
-    "heartbeat.interval": "accepted (e.g. 30s): every micro-batch moves the binlog offset to the server's "
-    "current position, which is what Flink CDC's heartbeats do for idle tables",
-    **SSL_KEYS,
-}
 
 
 class SyncSettings(BaseSettings):
@@ -109,6 +68,8 @@ class SyncSettings(BaseSettings):
     )
     available_now: bool = Field(False, description="process what is in Kafka now, then stop")
     spark_conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
+    # Source option keys accepted with no effect (logged once when the job starts).
+    _no_effect: list[str] = PrivateAttr(default_factory=list)
 
     @field_validator("trigger_interval")
     @classmethod
@@ -171,85 +132,18 @@ class SyncSettings(BaseSettings):
     def _check_kafka(self) -> None:
         if self.mysql_conf:
             raise ValueError("--mysql-conf belongs to the mysql-sync actions")
-        for key in self.kafka_conf:
-            if not key.startswith("properties.") and key not in KAFKA_CONF_KEYS:
-                known = ", ".join(sorted(KAFKA_CONF_KEYS))
-                raise ValueError(f"--kafka-conf {key} is not supported; supported: properties.*, {known}")
-        if not self.kafka_conf.get("properties.bootstrap.servers"):
-            raise ValueError("--kafka-conf properties.bootstrap.servers=HOST:PORT is required")
-        if not self.kafka_conf.get("topic") and not self.kafka_conf.get("topic-pattern"):
-            raise ValueError("--kafka-conf topic=NAME (or topic-pattern=REGEX) is required")
-        if "value.format" not in self.kafka_conf:
-            raise ValueError("--kafka-conf value.format=... is required (e.g. canal-json)")
-        get_parser(self.kafka_conf["value.format"])
-        mode = self.kafka_conf.get("scan.startup.mode")
-        if mode is not None and mode not in KAFKA_STARTUP_MODES:
-            raise ValueError(f"scan.startup.mode '{mode}' is not one of the supported modes")
-        if mode == KafkaStartupMode.TIMESTAMP and "scan.startup.timestamp-millis" not in self.kafka_conf:
-            raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis")
-        if mode == KafkaStartupMode.SPECIFIC_OFFSETS and "scan.startup.specific-offsets" not in self.kafka_conf:
-            raise ValueError("scan.startup.mode=specific-offsets needs scan.startup.specific-offsets")
+        self._no_effect = check_kafka_conf(self.kafka_conf)
 
     def _check_mysql(self) -> None:
         if self.kafka_conf:
             raise ValueError("--kafka-conf belongs to the kafka-sync actions")
-        conf = self.mysql_conf
-        kafka_only = [c for c in self.metadata_columns if c not in ("database_name", "table_name", "op_ts")]
-        if kafka_only:
-            raise ValueError(
-                f"--metadata-column {kafka_only} are Kafka's; the MySQL source has database_name, table_name, op_ts"
-            )
-        if "scan.startup.specific-offset.gtid-set" in conf:
-            from ingest.mysql.gtid import GtidSet
+        no_effect = check_mysql_conf(self.mysql_conf, self.action, self.type_mapping, self.metadata_columns)
+        self._no_effect = no_effect
 
-            GtidSet.parse(conf["scan.startup.specific-offset.gtid-set"])
-        for key in conf:
-            if key not in MYSQL_CONF_KEYS and not key.startswith("jdbc.properties."):
-                known = ", ".join(sorted(MYSQL_CONF_KEYS))
-                raise ValueError(f"--mysql-conf {key} is not supported; supported: jdbc.properties.*, {known}")
-        if (
-            TypeMappingMode.TINYINT1_NOT_BOOL in parse_type_mapping(self.type_mapping)
-            and conf.get("jdbc.properties.tinyInt1isBit", "").strip().lower() == "true"
-        ):
-            # Paimon's message (MySqlActionUtils): the mode is Connector/J's tinyInt1isBit=false.
-            raise ValueError(
-                "Type mapping option 'tinyint1-not-bool' conflicts with jdbc properties "
-                "'jdbc.properties.tinyInt1isBit=true'. Option 'tinyint1-not-bool' is equal to "
-                "'jdbc.properties.tinyInt1isBit=false'."
-            )
-        for key in ("hostname", "username", "database-name"):
-            if not conf.get(key):
-                raise ValueError(f"--mysql-conf {key}=... is required")
-        if self.action is Action.MYSQL_SYNC_TABLE and not conf.get("table-name"):
-            raise ValueError("--mysql-conf table-name=... is required for mysql-sync-table")
-        if self.action is Action.MYSQL_SYNC_DATABASE and conf.get("table-name"):
-            raise ValueError(
-                "table-name cannot be set for mysql_sync_database. If you want to sync several MySQL tables "
-                "into one Paimon table, use mysql_sync_table instead."
-            )
-        for key in ("database-name", "table-name"):
-            if conf.get(key):
-                try:
-                    re.compile(conf[key])
-                except re.error as exc:
-                    raise ValueError(f"--mysql-conf {key} is not a valid regular expression: {exc}") from None
-        _check_mysql_startup(conf)
-        for key in ("port", "scan.incremental.snapshot.chunk.size", "scan.startup.specific-offset.pos"):
-            if key in conf and not conf[key].strip().isdigit():
-                raise ValueError(f"--mysql-conf {key}='{conf[key]}' is not a whole number")
-        sid = conf.get("server-id", "5400")
-        if not re.fullmatch(r"\s*\d+\s*(-\s*\d+\s*)?", sid):
-            raise ValueError(f"--mysql-conf server-id='{sid}' is not a number or a range a-b")
-        from formats.mysql_values import server_zone
-
-        server_zone(conf.get("server-time-zone"))
-        SslSettings.from_conf(conf)
-        for key in ("connect.timeout", "heartbeat.interval"):
-            if key in conf:
-                try:
-                    interval_ms(conf[key])
-                except ValueError:
-                    raise ValueError(f"--mysql-conf {key}='{conf[key]}' is not a duration (e.g. 30s)") from None
+    @property
+    def no_effect_options(self) -> list[str]:
+        """``--mysql-conf`` / ``--kafka-conf`` keys accepted for compatibility that change nothing here."""
+        return list(self._no_effect)
 
     @property
     def mysql_password(self) -> str:
@@ -284,22 +178,3 @@ class SyncSettings(BaseSettings):
     def job_name(self) -> str:
         target = "all" if self.action.database_sync else self.table
         return f"{self.action}-{self.database}-{target}"
-
-
-def _check_mysql_startup(conf: dict[str, str]) -> None:
-    mode = conf.get("scan.startup.mode", MySqlStartupMode.INITIAL)
-    if mode not in MYSQL_STARTUP_MODES:
-        raise ValueError(
-            f"scan.startup.mode '{mode}' is not supported; use {', '.join(MYSQL_STARTUP_MODES[:-1])} "
-            f"or {MYSQL_STARTUP_MODES[-1]}"
-        )
-    if mode == MySqlStartupMode.TIMESTAMP and not conf.get("scan.startup.timestamp-millis", "").strip().isdigit():
-        raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis (epoch milliseconds)")
-    if mode == MySqlStartupMode.SPECIFIC_OFFSET and not (
-        (conf.get("scan.startup.specific-offset.file") and conf.get("scan.startup.specific-offset.pos"))
-        or conf.get("scan.startup.specific-offset.gtid-set")
-    ):
-        raise ValueError(
-            "scan.startup.mode=specific-offset needs scan.startup.specific-offset.gtid-set, or "
-            "scan.startup.specific-offset.file and .pos"
-        )
