@@ -26,7 +26,7 @@ class Treatment(enum.StrEnum):
 class ConfOption:
     """One key (or a prefix ending in ``*``, such as ``properties.*``) and its treatment.
 
-    ``check`` validates a value: it returns why the value is refused (or raises ``ValueError``), and
+    ``check`` validates a value: it returns why the value is refused, as "is ..." or "must ..." (or raises ``ValueError``), and
     ``None`` for a value it accepts. ``refused_example`` is a value ``check`` refuses, for an option
     honoured only for some values (README's walking test tries both examples).
     """
@@ -67,7 +67,7 @@ class OptionTable:
                 raise ValueError(f"{self.flag} {key} is refused: {option.what}")
             reason = option.check(value) if option.check is not None else None
             if reason is not None:
-                raise ValueError(f"{self.flag} {key}={value}: {reason}")
+                raise ValueError(f"{self.flag} {key}='{value}' {reason}")
             if option.treatment is Treatment.NO_EFFECT:
                 no_effect.append(key)
         return no_effect
@@ -88,14 +88,14 @@ def one_of(values: Iterable[str], *, case_sensitive: bool = False) -> Callable[[
 
     def check(value: str) -> str | None:
         v = value.strip() if case_sensitive else value.strip().lower()
-        return None if v in allowed else f"expected one of {', '.join(allowed)}"
+        return None if v in allowed else f"must be one of {', '.join(allowed)}"
 
     return check
 
 
 def whole_number(value: str) -> str | None:
-    return None if value.strip().isdigit() else "not a whole number"
+    return None if value.strip().isdigit() else "is not a whole number"
 
 
 def boolean(value: str) -> str | None:
-    return None if value.strip().lower() in ("true", "false") else "expected true or false"
+    return None if value.strip().lower() in ("true", "false") else "must be true or false"

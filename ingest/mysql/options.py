@@ -20,19 +20,19 @@ def _duration(value: str) -> str | None:
     try:
         interval_ms(value)
     except ValueError:
-        return "not a duration (e.g. 30s)"
+        return "is not a duration (e.g. 30s)"
     return None
 
 
 def _server_id(value: str) -> str | None:
-    return None if re.fullmatch(r"\s*\d+\s*(-\s*\d+\s*)?", value) else "not a number or a range a-b"
+    return None if re.fullmatch(r"\s*\d+\s*(-\s*\d+\s*)?", value) else "is not a number or a range a-b"
 
 
 def _regex(value: str) -> str | None:
     try:
         re.compile(value)
     except re.error as exc:
-        return f"not a valid regular expression: {exc}"
+        return f"is not a valid regular expression: {exc}"
     return None
 
 

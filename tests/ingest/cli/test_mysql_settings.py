@@ -14,7 +14,7 @@ CONF = ["--mysql_conf", "hostname=127.0.0.1", "--mysql_conf", "username=u", "--m
     ("extra", "message"),
     [
         ([], "--mysql-conf table-name=... is required for mysql-sync-table"),
-        (["--mysql_conf", "table-name=(bad"], "table-name is not a valid regular expression"),
+        (["--mysql_conf", "table-name=(bad"], "table-name='(bad' is not a valid regular expression"),
         (
             ["--mysql_conf", "table-name=t", "--mysql_conf", "scan.startup.mode=timestamp"],
             "needs scan.startup.timestamp",
