@@ -12,13 +12,16 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import structlog
 from pydantic import ValidationError
 
 from ingest.cli import maintenance as maintenance_cli
+from ingest.cli.paimon_actions import ALL
+from ingest.cli.paimon_args import Normalised, PaimonArgsError, action_name, normalise
 from ingest.source import Action, SourceKind
 
 SYNC_ACTIONS = tuple(action.value for action in Action)
-PLANNED_ACTIONS: dict[str, str] = {}
+BOOLEAN = ["true", "false"]
 
 
 def _opt(parser: argparse.ArgumentParser, name: str, **kw: Any) -> None:
@@ -45,10 +48,10 @@ def _csv(value: str | None) -> tuple[str, ...]:
 
 def _add_sync_parser(sub: Any, action: Action) -> None:
     p = sub.add_parser(action.value, help=f"Paimon's {action.replace('-', '_')} action on Spark")
-    _opt(p, "warehouse", required=True, help="Paimon warehouse: a relative or absolute path, or a file: URI")
-    _opt(p, "database", required=True, help="target Paimon database")
+    _opt(p, "warehouse", default=None, help="Paimon warehouse: a relative or absolute path, or a file: URI")
+    _opt(p, "database", default=None, help="target Paimon database")
     if not action.database_sync:
-        _opt(p, "table", required=True, help="target Paimon table")
+        _opt(p, "table", default=None, help="target Paimon table")
     else:
         _add_database_sync_options(p, action)
     _opt(p, "partition-keys", default=None, help="comma-separated partition keys")
@@ -58,7 +61,7 @@ def _add_sync_parser(sub: Any, action: Action) -> None:
         p,
         "sync-primary-keys-from-source-schema",
         default="true",
-        choices=["true", "false"],
+        choices=BOOLEAN,
         help="use the source's primary keys when --primary-keys is not given (default true)",
     )
     _opt(p, "computed-column", action="append", default=None, help="computed column 'name=func(args)' (repeatable)")
@@ -80,7 +83,7 @@ def _add_sync_parser(sub: Any, action: Action) -> None:
         default=None,
         help="rows of one table in a micro-batch from which one task per core writes it, by bucket (default 50000)",
     )
-    _opt(p, "available-now", action="store_true", help="process what is in Kafka now, then stop")
+    _opt(p, "available-now", default=None, choices=BOOLEAN, help="true: process what is there now, then stop")
     _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
 
 
@@ -89,13 +92,16 @@ def _add_database_sync_options(p: argparse.ArgumentParser, action: Action) -> No
     _opt(p, "table-suffix", default="", help="suffix for created table names")
     _opt(p, "including-tables", default=".*", help="regex of source tables to sync")
     _opt(p, "excluding-tables", default=None, help="regex of source tables to skip")
-    _opt(p, "ignore-incompatible", action="store_true", help="skip tables whose schema cannot evolve")
+    _opt(
+        p, "ignore-incompatible", default="false", choices=BOOLEAN, help="true: skip tables whose schema cannot evolve"
+    )
     if action is Action.MYSQL_SYNC_DATABASE:
-        _opt(p, "merge-shards", default="true", choices=["true", "false"], help="false: <db>_<table> names")
+        _opt(p, "merge-shards", default="true", choices=BOOLEAN, help="false: <db>_<table> names")
         _opt(
             p,
             "mode",
             default="divided",
+            type=str.lower,  # Paimon's MultiTablesSinkMode is case-insensitive
             choices=["divided", "combined"],
             help="see README (both pick up new tables)",
         )
@@ -141,25 +147,51 @@ def build_parser() -> argparse.ArgumentParser:
     _opt(q, "max-rows", type=int, default=100, help="rows to print at most (default 100)")
     _opt(q, "output", choices=["table", "csv", "json"], default="table", help="output format")
     maintenance_cli.add_parsers(sub, _opt)
-    for planned, what in PLANNED_ACTIONS.items():
-        sub.add_parser(planned, help=f"not yet supported ({what})", add_help=False)
     return parser
 
 
-def _normalise_argv(argv: Sequence[str]) -> list[str]:
+def _require(args: argparse.Namespace, action: str, catalog_conf: dict[str, str]) -> None:
+    """Paimon's required arguments, with its message (``Argument 'x' is required. ...``)."""
+    paimon = action.replace("-", "_")
+    needed = ["database"]
+    if hasattr(args, "table") and action not in maintenance_cli.TABLE_OPTIONAL:
+        needed.append("table")
+    needed += maintenance_cli.REQUIRED.get(action, ())
+    for conf in ("mysql_conf", "kafka_conf"):
+        if hasattr(args, conf):
+            needed.append(conf)
+    for name in needed:
+        if not getattr(args, name):
+            raise ValueError(
+                f"--{name.replace('_', '-')} is required (Paimon: Argument '{name}' is required. "
+                f"Run '{paimon} --help' for more information.)"
+            )
+    if not args.warehouse and "warehouse" not in catalog_conf:
+        raise ValueError("--warehouse (or --catalog-conf warehouse=...) is required")
+
+
+def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, Normalised | None]:
+    """A command line, read by Paimon's rules (``ingest.cli.paimon_args``) then by argparse."""
+    parser = build_parser()
     out = list(argv)
+    normalised = None
     if out and not out[0].startswith("-"):
-        out[0] = out[0].replace("_", "-")
-    return out
+        out[0] = action_name(out[0])
+        if out[0] in ALL:
+            normalised = normalise(out[0], out[1:])
+            out = [out[0], *normalised.argv]
+    return parser.parse_args(out), normalised
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
     from ingest.cli.settings import SyncSettings
 
     action = Action(args.action)
+    catalog_conf = _kv(args.catalog_conf, "catalog-conf")
+    _require(args, action.value, catalog_conf)
     values: dict[str, Any] = {
         "action": action,
-        "warehouse": args.warehouse,
+        "warehouse": catalog_conf.get("warehouse", args.warehouse),
         "database": args.database,
         "partition_keys": _csv(args.partition_keys),
         "primary_keys": _csv(args.primary_keys),
@@ -170,10 +202,9 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "metadata_column_prefix": args.metadata_column_prefix or "",
         "kafka_conf": _kv(getattr(args, "kafka_conf", None), "kafka-conf"),
         "mysql_conf": _kv(getattr(args, "mysql_conf", None), "mysql-conf"),
-        "catalog_conf": _kv(args.catalog_conf, "catalog-conf"),
+        "catalog_conf": catalog_conf,
         "table_conf": _kv(args.table_conf, "table-conf"),
         "spark_conf": _kv(args.spark_conf, "spark-conf"),
-        "available_now": args.available_now,
     }
     if not action.database_sync:
         values["table"] = args.table
@@ -185,7 +216,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
             table_suffix=args.table_suffix,
             including_tables=args.including_tables,
             excluding_tables=args.excluding_tables,
-            ignore_incompatible=args.ignore_incompatible,
+            ignore_incompatible=args.ignore_incompatible == "true",
             including_dbs=args.including_dbs,
             excluding_dbs=args.excluding_dbs,
             table_mapping=_kv(args.table_mapping, "table-mapping"),
@@ -195,9 +226,12 @@ def settings_from_args(args: argparse.Namespace) -> Any:
                 k: _csv(v) for k, v in _kv(args.multiple_table_partition_keys, "multiple-table-partition-keys").items()
             },
         )
+    # Only what the command line gives: the rest may come from LAKECDC_* environment variables.
     for name in ("checkpoint", "trigger_interval", "max_offsets_per_trigger", "parallel_write_min_rows"):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
+    if args.available_now is not None:
+        values["available_now"] = args.available_now == "true"
     return SyncSettings(**values)
 
 
@@ -205,25 +239,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ingest import logs
 
     logs.configure()
-    parser = build_parser()
-    args, unknown = parser.parse_known_args(_normalise_argv(sys.argv[1:] if argv is None else argv))
-    if unknown and args.action not in PLANNED_ACTIONS:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    try:
+        args, normalised = parse_args(sys.argv[1:] if argv is None else argv)
+    except PaimonArgsError as exc:
+        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        return 2
     if args.action is None:
-        parser.print_help()
+        build_parser().print_help()
         return 2
-    if args.action in PLANNED_ACTIONS:
-        what = PLANNED_ACTIONS[args.action]
-        print(f"lakecdc: error: '{args.action}' is not yet supported ({what} is planned; see README)", file=sys.stderr)
-        return 2
+    if normalised is not None:
+        log = structlog.get_logger("lakecdc")
+        if normalised.no_effect:
+            log.warning("accepted for compatibility with Paimon; no effect in lakecdc", options=normalised.no_effect)
+        for note in normalised.notes:
+            log.warning(note)
     if args.action == "query":
         return _query(args)
     if args.action in maintenance_cli.ACTIONS:
         try:
             catalog_conf = _kv(args.catalog_conf, "catalog-conf")
+            _require(args, args.action, catalog_conf)
         except ValueError as exc:
             print(f"lakecdc: error: {exc}", file=sys.stderr)
             return 2
+        args.warehouse = catalog_conf.get("warehouse", args.warehouse)
         return maintenance_cli.run(args, catalog_conf)
     try:
         settings = settings_from_args(args)
@@ -237,6 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lakecdc: error: {exc}", file=sys.stderr)
         return 2
 
+    if settings.no_effect_options:
+        structlog.get_logger("lakecdc").warning(
+            "accepted for compatibility with Paimon; no effect in lakecdc", options=settings.no_effect_options
+        )
     from ingest.job import JobFailed, run
 
     try:

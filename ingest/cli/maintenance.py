@@ -33,12 +33,23 @@ ACTIONS = (
 # fresh commit user per run keeps the sync jobs' exactly-once identifier checks unaffected.
 BATCH_IDENTIFIER = 2**63 - 1
 
+# Arguments an action cannot run without (Paimon's getRequired), beyond --database and --table.
+REQUIRED = {
+    "create-tag": ("tag_name",),
+    "delete-tag": ("tag_name",),
+    "rollback-to": ("version",),
+    "drop-partition": ("partition",),
+    "rescale": ("bucket_num",),
+}
+TABLE_OPTIONAL = ("compact", "remove-orphan-files")
+
 
 def add_parsers(sub: Any, opt: Callable[..., None]) -> None:
+    # --warehouse, --database and the REQUIRED arguments are checked with Paimon's message (ingest.cli.main).
     def common(p: argparse.ArgumentParser, table_required: bool = True) -> None:
-        opt(p, "warehouse", required=True, help="Paimon warehouse: a relative or absolute path, or a file: URI")
-        opt(p, "database", required=True, help="Paimon database")
-        opt(p, "table", required=table_required, help="Paimon table")
+        opt(p, "warehouse", default=None, help="Paimon warehouse: a relative or absolute path, or a file: URI")
+        opt(p, "database", default=None, help="Paimon database")
+        opt(p, "table", default=None, help="Paimon table" + ("" if table_required else " (default: every table)"))
         opt(p, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
 
     p = sub.add_parser("compact", help="compact a table's buckets (Paimon's compact action)")
@@ -51,20 +62,21 @@ def add_parsers(sub: Any, opt: Callable[..., None]) -> None:
     opt(p, "retain-min", type=int, default=None, help="keep at least this many snapshots")
     opt(p, "older-than", default=None, help="expire snapshots older than this local time, 'yyyy-MM-dd HH:mm:ss'")
     opt(p, "max-deletes", type=int, default=None, help="expire at most this many snapshots in this run")
+    opt(p, "options", default=None, help="k=v,k2=v2: table options for this run (read before the table's own)")
     p = sub.add_parser("create-tag", help="tag a snapshot (the latest by default)")
     common(p)
-    opt(p, "tag-name", required=True, help="name of the tag")
+    opt(p, "tag-name", default=None, help="name of the tag")
     opt(p, "snapshot", type=int, default=None, help="snapshot id (default: the latest)")
     opt(p, "time-retained", default=None, help="how long the tag is kept, e.g. '7 d'")
     p = sub.add_parser("delete-tag", help="delete tags")
     common(p)
-    opt(p, "tag-name", required=True, help="tag name, or several separated by commas")
+    opt(p, "tag-name", default=None, help="tag name, or several separated by commas")
     p = sub.add_parser("rollback-to", help="roll a table back to a snapshot or tag (stop the writing job first)")
     common(p)
-    opt(p, "version", required=True, help="snapshot id or tag name")
+    opt(p, "version", default=None, help="snapshot id or tag name")
     p = sub.add_parser("drop-partition", help="drop partitions (an OVERWRITE snapshot without their files)")
     common(p)
-    opt(p, "partition", action="append", required=True, help="k=v[,k2=v2] (repeatable)")
+    opt(p, "partition", action="append", default=None, help="k=v[,k2=v2] (repeatable)")
     p = sub.add_parser("expire-partitions", help="drop partitions older than an expiration time (Paimon's rules)")
     common(p)
     opt(p, "expiration-time", default=None, help="e.g. '7 d' (default: the table's partition.expiration-time)")
@@ -72,12 +84,13 @@ def add_parsers(sub: Any, opt: Callable[..., None]) -> None:
     opt(p, "timestamp-pattern", default=None, help="how partition values make the time, e.g. '$dt $hour:00:00'")
     opt(p, "expire-strategy", default=None, choices=["values-time", "update-time"], help="values-time (default)")
     opt(p, "max-expires", type=int, default=None, help="drop at most this many partitions (default 100)")
+    opt(p, "table-conf", action="append", default=None, help="table option k=v for this run (repeatable)")
     p = sub.add_parser("rescale", help="rewrite a fixed-bucket table or partition into a new bucket count")
     common(p)
-    opt(p, "bucket-num", type=int, required=True, help="the new number of buckets")
+    opt(p, "bucket-num", type=int, default=None, help="the new number of buckets")
     opt(p, "partition", action="append", default=None, help="only this partition, k=v[,k2=v2]")
     p = sub.add_parser("remove-orphan-files", help="delete files no snapshot or tag refers to (older than a day)")
-    common(p)
+    common(p, table_required=False)
     opt(p, "older-than", default=None, help="only files older than this local time (default: one day ago)")
     opt(p, "dry-run", default="false", choices=["true", "false"], help="true: only list them")
 
@@ -155,11 +168,27 @@ def _compact(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     return 0
 
 
+# The forms Paimon's DateTimeUtils.parseTimestampData reads for --older-than (a local time).
+_TIME_FORMATS = ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
+
+
 def _local_time_ms(text: str, option: str) -> int:
-    try:
-        return int(datetime.strptime(text.strip(), "%Y-%m-%d %H:%M:%S").timestamp() * 1000)
-    except ValueError:
-        raise ValueError(f"--{option} '{text}' is not 'yyyy-MM-dd HH:mm:ss'") from None
+    for form in _TIME_FORMATS:
+        try:
+            return int(datetime.strptime(text.strip(), form).timestamp() * 1000)
+        except ValueError:
+            continue
+    raise ValueError(f"--{option} '{text}' is not 'yyyy-MM-dd HH:mm:ss' (or yyyy-MM-dd, or with .SSS)")
+
+
+def _table_conf(values: Sequence[str] | None, option: str = "table-conf") -> dict[str, str]:
+    out = {}
+    for item in values or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--{option} expects key=value, got '{item}'")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def _drop_partition(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
@@ -206,7 +235,7 @@ def _expire_partitions(args: argparse.Namespace, catalog_conf: dict[str, str]) -
         "partition.expiration-strategy": args.expire_strategy,
         "partition.expiration-max-num": None if args.max_expires is None else str(args.max_expires),
     }
-    overrides = {k: v for k, v in given.items() if v is not None}
+    overrides = {**_table_conf(args.table_conf), **{k: v for k, v in given.items() if v is not None}}
     table = f"{args.database}.{args.table}"
     result = expire_partitions(args.warehouse, catalog_conf, table, overrides)
     print(f"lakecdc: {table}: {len(result.expired)} partition(s) expired")
@@ -221,19 +250,22 @@ def _orphans(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     from sinks.lifecycle.orphans import remove_orphan_files
 
     cutoff = _local_time_ms(args.older_than, "older-than") if args.older_than else None
-    table = f"{args.database}.{args.table}"
-    report = remove_orphan_files(args.warehouse, catalog_conf, table, cutoff, dry_run=args.dry_run == "true")
-    verb = "deleted" if report.deleted else "found (dry run)"
-    print(f"lakecdc: {table}: {len(report.orphans)} orphan files {verb}")
-    for path in report.orphans:
-        print(f"  {path}")
+    if args.table == "*":  # Paimon: '*' (or no --table) means every table of the database
+        args.table = None
+    for table in _tables(args, catalog_conf):
+        report = remove_orphan_files(args.warehouse, catalog_conf, table, cutoff, dry_run=args.dry_run == "true")
+        verb = "deleted" if report.deleted else "found (dry run)"
+        print(f"lakecdc: {table}: {len(report.orphans)} orphan files {verb}")
+        for path in report.orphans:
+            print(f"  {path}")
     return 0
 
 
 def _expire(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     from sinks.lifecycle.expire import expire_snapshots
 
-    overrides: dict[str, str] = {}
+    # Paimon's --options: k=v,k2=v2, applied to the table before its options are read.
+    overrides = _table_conf(args.options.split(",") if args.options else (), "options")
     if args.retain_max is not None:
         overrides["snapshot.num-retained.max"] = str(args.retain_max)
     if args.retain_min is not None:

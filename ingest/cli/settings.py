@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ingest.cli.paimon_conf import CATALOG_OPTIONS, TABLE_CONF_OPTIONS
 from ingest.durations import spark_interval
 from ingest.kafka.options import check_kafka_conf
 from ingest.kafka.startup import StartupMode as KafkaStartupMode
@@ -127,22 +128,25 @@ class SyncSettings(BaseSettings):
         # Every source but plain JSON carries updates and deletes (-U/-D rows).
         plain_json = self.action.source is SourceKind.KAFKA and self.kafka_conf.get("value.format") == "json"
         validate_table_options(self.table_conf, has_primary_key=True, retractions=not plain_json)
+        self._no_effect += [f"--table-conf {k}" for k in TABLE_CONF_OPTIONS.review(self.table_conf)]
+        self._no_effect += [f"--catalog-conf {k}" for k in CATALOG_OPTIONS.review(self.catalog_conf)]
         return self
 
     def _check_kafka(self) -> None:
         if self.mysql_conf:
             raise ValueError("--mysql-conf belongs to the mysql-sync actions")
-        self._no_effect = check_kafka_conf(self.kafka_conf)
+        self._no_effect = [f"--kafka-conf {k}" for k in check_kafka_conf(self.kafka_conf)]
 
     def _check_mysql(self) -> None:
         if self.kafka_conf:
             raise ValueError("--kafka-conf belongs to the kafka-sync actions")
         no_effect = check_mysql_conf(self.mysql_conf, self.action, self.type_mapping, self.metadata_columns)
-        self._no_effect = no_effect
+        self._no_effect = [f"--mysql-conf {k}" for k in no_effect]
 
     @property
     def no_effect_options(self) -> list[str]:
-        """``--mysql-conf`` / ``--kafka-conf`` keys accepted for compatibility that change nothing here."""
+        """Source, table and catalog option keys accepted for compatibility that change nothing here,
+        as ``--kafka-conf key`` (logged once when the job starts)."""
         return list(self._no_effect)
 
     @property

@@ -60,7 +60,14 @@ class RetentionOptions:
             low = out.num_retained_min if kind == "snapshot" else out.changelog_num_retained_min
             high = out.num_retained_max if kind == "snapshot" else out.changelog_num_retained_max
             if low > high:
-                raise ValueError(f"{kind}.num-retained.min ({low}) must not exceed {kind}.num-retained.max ({high})")
+                # Paimon's text first (ExpireSnapshotsProcedure since 1.1, which also takes what it is not
+                # given from the table's options), so a runbook grepping for it matches.
+                raise ValueError(
+                    f"retainMax ({high}) must not be less than retainMin ({low}). {kind}.num-retained.min ({low}) "
+                    f"must not exceed {kind}.num-retained.max ({high}): values not given on the command line come "
+                    f"from the table's options, as in Paimon; give --retain-min too, or lower the table's "
+                    f"{kind}.num-retained.min"
+                )
         return out
 
 

@@ -18,7 +18,7 @@ from sinks.write import bucket_routing
 DEFAULT_PK_OPTIONS = {"changelog-producer": "input"}
 
 # option -> {value that is refused: why}. A value of None refuses the option whatever its value.
-_REFUSED: dict[str, dict[str | None, str]] = {
+REFUSED_OPTIONS: dict[str, dict[str | None, str]] = {
     # Found by writing and reading back (AGENTS.md): pypaimon-rust 0.4 aggregates across the delete.
     "aggregation.remove-record-on-delete": {
         "true": "pypaimon-rust's writer and reader do not apply it (they aggregate across the delete)"
@@ -65,7 +65,7 @@ IMMUTABLE_OPTIONS = frozenset(
 )
 # Read options (time travel, incremental reads): set on a table they break its writer or its reads.
 # Give them to a reader instead (spark.read.format("paimon").option(...), lakecdc query ... VERSION AS OF).
-_READ_OPTIONS = (
+READ_OPTIONS = (
     "scan.snapshot-id",
     "scan.tag-name",
     "scan.timestamp",
@@ -85,12 +85,12 @@ def validate_table_options(options: Mapping[str, str], has_primary_key: bool, re
     ``retractions`` (the source carries updates and deletes), also for a merge engine that would
     make the table unreadable on the first one."""
     for key, value in options.items():
-        if key in _READ_OPTIONS:
+        if key in READ_OPTIONS:
             raise ValueError(
                 f"--table-conf {key} is a read option: give it to a reader (spark.read.format('paimon')"
                 f".option(...), or VERSION AS OF in lakecdc query), not to the table"
             )
-        refused = _REFUSED.get(key)
+        refused = REFUSED_OPTIONS.get(key)
         if refused is None:
             continue
         reason = refused.get(None) or refused.get(str(value).strip().lower())

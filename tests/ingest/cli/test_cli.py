@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.cli.main import build_parser, main, settings_from_args
+from ingest.cli.main import main, parse_args, settings_from_args
 
 KAFKA = [
     "--kafka_conf",
@@ -18,7 +18,7 @@ KAFKA = [
 
 
 def _settings(argv: list[str]):  # type: ignore[no-untyped-def]
-    args = build_parser().parse_args(argv)
+    args, _ = parse_args(argv)
     return settings_from_args(args)
 
 

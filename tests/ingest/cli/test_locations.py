@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from ingest.cli import maintenance
-from ingest.cli.main import build_parser, main, settings_from_args
+from ingest.cli.main import main, parse_args, settings_from_args
 from schema_evolution.types import int_, varchar
 from sinks.table.catalog import Catalog
 from tests.paimon_read import read_pypaimon, read_rust
@@ -23,7 +23,7 @@ UNSUPPORTED = ["s3://bucket/wh", "hdfs://namenode:8020/wh", "gs://bucket/wh", "o
 
 
 def _sync(*argv: str):  # type: ignore[no-untyped-def]
-    return settings_from_args(build_parser().parse_args(["kafka-sync-table", "--database", "ods", *argv, *KAFKA]))
+    return settings_from_args(parse_args(["kafka-sync-table", "--database", "ods", *argv, *KAFKA])[0])
 
 
 @pytest.fixture
