@@ -28,7 +28,10 @@ Arguments are split at commas outside parentheses; an argument wrapped in '...' 
 verbatim (a doubled quote inside is one quote), others are trimmed. So ``cast(x, DECIMAL(10, 2))`` works
 and a pattern with a comma is written ``date_format(ts, "yyyy-MM-dd, HH")``. Quotes inside an unquoted
 argument are kept (Java pattern literals: ``yyyy-MM-dd'T'HH``); Paimon has no quoting at all and splits
-at every comma, so its specs parse the same here unless an argument starts with a quote.
+at every comma, so its specs parse the same here unless an argument starts with a quote. A
+``date_format`` pattern in single quotes keeps them, as in Paimon: ``date_format(ts, 'yyyy-ww')`` prints
+the text ``yyyy-ww`` (Java reads quoted pattern text as a literal). The pattern letters, the en-US week
+rules and the JDK chosen for ``F`` are in ``schema_evolution.date_format``.
 ``parse_computed_columns`` (``schema_evolution.computed_specs``) validates everything that does not
 depend on the source schema at start-up and returns the columns in dependency order (a computed column
 may use another one, as in Paimon).
@@ -151,7 +154,11 @@ class ComputedColumn:
         if f in TEMPORAL_FIELDS:
             return getattr(pc, f)(self._timestamps(column, input_type))
         if f == "date_format":
-            return format_timestamps(self._timestamps(column, input_type), self.pattern)
+            timestamps = self._timestamps(column, input_type)
+            try:
+                return format_timestamps(timestamps, self.pattern)
+            except ValueError as exc:  # a padded field wider than its pad, as Java fails at that row
+                raise self._fail(f"cannot format: {exc}") from None
         if f == "substring":
             text = column if pa.types.is_string(column.type) else pc.cast(column, pa.string())
             return pc.utf8_slice_codeunits(text, self.begin, self.end)
