@@ -88,7 +88,8 @@ def _parse_one(spec: str) -> ComputedColumn:
     function = m.group(1).lower()
     if function not in _ARITY:
         raise ValueError(f"unknown function '{m.group(1)}' (known: {', '.join(sorted(_ARITY))})")
-    args = _split_args(m.group(2))
+    # date_format's pattern is passed as written, as in Paimon: a '...' pattern is Java literal text
+    args = _split_args(m.group(2), keep_quote="'" if function == "date_format" else "")
     low, high = _ARITY[function]
     if not low <= len(args) <= high:
         want = str(low) if low == high else f"{low} to {high}"
@@ -158,8 +159,9 @@ def _cast_type(value: str, type_text: str) -> PaimonType:
     return typ
 
 
-def _split_args(text: str) -> list[str]:
-    """Split at top-level commas; quoted arguments are verbatim, others trimmed. '' for no arguments."""
+def _split_args(text: str, keep_quote: str = "") -> list[str]:
+    """Split at top-level commas; quoted arguments are verbatim, others trimmed (as are those that
+    start with ``keep_quote``, quotes kept). '' for no arguments."""
     if not text.strip():
         return []
     args: list[str] = []
@@ -167,7 +169,7 @@ def _split_args(text: str) -> list[str]:
     while True:
         while i < n and text[i].isspace():
             i += 1
-        if i < n and text[i] in "'\"":
+        if i < n and text[i] in "'\"" and text[i] != keep_quote:
             quote, j, value = text[i], i + 1, ""
             while True:
                 if j >= n:
