@@ -52,6 +52,21 @@ class IncompatibleTable(LakeCdcError):
     """An existing Paimon table that the source table cannot be synced into."""
 
 
+class SchemaChangeRefused(IncompatibleTypeChange):
+    """A source column changed to a type its Paimon column cannot take, after start-up: Paimon's message
+    first, then lakecdc's."""
+
+    def __init__(self, table: str, exc: IncompatibleTypeChange) -> None:
+        self.table, self.column, self.old, self.new = table, exc.column, exc.old, exc.new
+        paimon = f"Cannot convert field {exc.column} from type {exc.old} to {exc.new} of Paimon table {table}."
+        LakeCdcError.__init__(self, f"{paimon}\n({exc})")
+
+
+def _java_list(items: Sequence[str]) -> str:
+    """A list as Paimon's messages print it (Java's ``List.toString``): ``[a, b]``."""
+    return "[" + ", ".join(items) + "]"
+
+
 class TablePreparer:
     """Creates and evolves tables; remembers tables skipped by ``--ignore-incompatible``.
 
@@ -104,7 +119,7 @@ class TablePreparer:
                         # as Paimon refuses it; later clashes are schema changes and say so.
                         if first and not self._ours(table):
                             raise self._incompatible(table, layout, record, str(exc)) from None
-                        raise
+                        raise SchemaChangeRefused(table, exc) from None
                     layout = self.catalog.apply(layout, changes)
                 self._verified.add(table)
                 layouts[table] = layout
@@ -175,11 +190,35 @@ class TablePreparer:
             return "[" + ", ".join(parts) + "]"
 
         return IncompatibleTable(
-            f"table '{table}': Paimon schema and source table schema are not compatible.\n"
+            f"Paimon schema and source table schema are not compatible.\n"
             f"Paimon fields are: {show(layout.fields, set(layout.primary_keys))}.\n"
-            f"Source table fields are: {show(record.fields, pks)}. {why + ' ' if why else ''}"
-            f"Sync into a new table, or drop or alter the existing one."
+            f"Source table fields are: {show(record.fields, pks)}\n"
+            f"(table '{table}': {why + ' ' if why else ''}Sync into a new table, or drop or alter the existing one.)"
         )
+
+    @staticmethod
+    def _check_columns(table: str, record: RecordSchema, pks: Sequence[str], partition_keys: Sequence[str]) -> None:
+        """Paimon's checks of a table to create (``CdcActionCommonUtils.buildPaimonSchema``), with its messages
+        first: no duplicate columns, and every key a column (source, computed or metadata)."""
+        names = [n for n, _ in record.fields]
+        short = table.split(".", 1)[-1]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise TableDefinitionError(
+                f"Table {short} contains duplicate columns: {_java_list(duplicates)}.\n"
+                "Possible causes are: 1. computed columns or metadata columns contain duplicate fields; "
+                "2. the catalog is case-insensitive and the table columns duplicate after they are all converted "
+                "to lower-case."
+            )
+        for what, keys, flag in (("primary", pks, "--primary-keys"), ("partition", partition_keys, "--partition-keys")):
+            missing = [k for k in keys if k not in names]
+            if missing:
+                raise TableDefinitionError(
+                    f"For sink table {short}, not all specified {what} keys '{_java_list(keys)}' exist in source "
+                    f"tables or computed columns '{_java_list(names)}'.\n(cannot create table '{table}': key "
+                    f"column(s) {missing} are not in the source table '{record.source_table}' (columns: {names}). "
+                    f"Fix {flag}.)"
+                )
 
     def _create(self, table: str, record: RecordSchema, shards: Sequence[RecordSchema] = ()) -> TableLayout:
         names = [n for n, _ in record.fields]
@@ -187,6 +226,7 @@ class TablePreparer:
         pks = self.policy.primary_keys or source_pks
         partition_keys = self.policy.partition_keys
         per_table = self.policy.multiple_partition_keys
+        # Paimon's messages name the sink table without its database (short)
         short, source_short = table.split(".", 1)[1], record.source_table.split(".", 1)[-1]
         if short in per_table or source_short in per_table:
             partition_keys = per_table.get(short, per_table.get(source_short, ()))
@@ -203,17 +243,12 @@ class TablePreparer:
                 log.warning("source tables disagree on the primary key: creating an append table", table=table)
         if not pks and self.policy.require_primary_keys and self.policy.source_primary_keys:
             raise TableDefinitionError(
-                f"Failed to set specified primary keys for sink table {table}. Also, can't infer primary keys "
+                f"Failed to set specified primary keys for sink table {short}. Also, can't infer primary keys "
                 f"from source table schemas because source tables have no primary keys or have different "
-                f"primary keys. Give --primary-keys, or --sync-primary-keys-from-source-schema false to "
-                f"create an append table."
+                f"primary keys.\n(table '{table}': give --primary-keys, or --sync-primary-keys-from-source-schema "
+                f"false to create an append table.)"
             )
-        missing = [k for k in (*pks, *partition_keys) if k not in names]
-        if missing:
-            raise TableDefinitionError(
-                f"cannot create table '{table}': key column(s) {missing} are not in the source table "
-                f"'{record.source_table}' (columns: {names}). Fix --primary-keys / --partition-keys."
-            )
+        self._check_columns(table, record, pks, partition_keys)
         if pks and partition_keys:
             outside = [k for k in partition_keys if k not in pks]
             if outside:

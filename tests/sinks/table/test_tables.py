@@ -34,8 +34,29 @@ def test_creates_with_source_keys_partition_keys_and_default_options(catalog: Ca
 
 def test_keys_missing_from_the_source_are_refused(catalog: Catalog) -> None:
     prep = TablePreparer(catalog, TablePolicy(primary_keys=("nope",)))
-    with pytest.raises(TableDefinitionError, match=r"key column\(s\) \['nope'\] are not in the source table"):
-        prep.prepare([("db.t", _record(("id", int_())))])
+    with pytest.raises(TableDefinitionError, match=r"key column\(s\) \['nope'\] are not in the source table") as info:
+        prep.prepare([("db.t", _record(("id", int_()), ("v", int_())))])
+    assert str(info.value).startswith(  # Paimon's message (CdcActionCommonUtils.setPrimaryKeys) first
+        "For sink table t, not all specified primary keys '[nope]' exist in source tables or computed columns "
+        "'[id, v]'.\n"
+    )
+    prep = TablePreparer(catalog, TablePolicy(primary_keys=("id",), partition_keys=("p", "v")))
+    with pytest.raises(TableDefinitionError, match=r"Fix --partition-keys") as info:
+        prep.prepare([("db.t", _record(("id", int_()), ("v", int_())))])
+    assert str(info.value).startswith(
+        "For sink table t, not all specified partition keys '[p, v]' exist in source tables or computed columns "
+        "'[id, v]'.\n"
+    )
+
+
+def test_duplicate_columns_are_refused_with_paimons_message(catalog: Catalog) -> None:
+    prep = TablePreparer(catalog, TablePolicy())
+    with pytest.raises(TableDefinitionError) as info:
+        prep.prepare([("db.t", _record(("id", int_()), ("v", int_()), ("v", string())))])
+    assert str(info.value).startswith(
+        "Table t contains duplicate columns: [v].\nPossible causes are: 1. computed columns or metadata columns "
+        "contain duplicate fields; 2. the catalog is case-insensitive"
+    )
 
 
 def test_sequence_groups_are_checked_against_the_columns_at_creation(catalog: Catalog) -> None:
@@ -79,8 +100,13 @@ def test_shards_that_disagree_on_keys_make_an_append_table(catalog: Catalog) -> 
 def test_existing_foreign_table_must_be_compatible(catalog: Catalog) -> None:
     catalog.create_table("db.t", [("k", string()), ("v1", string())], ["k"], [], {})
     prep = TablePreparer(catalog, TablePolicy(), commit_user="me")
-    with pytest.raises(IncompatibleTable, match="Paimon schema and source table schema are not compatible"):
+    with pytest.raises(IncompatibleTable, match="Paimon schema and source table schema are not compatible") as info:
         prep.prepare([("db.t", _record(("id", int_()), ("v1", varchar(10))))])
+    assert str(info.value).startswith(  # Paimon's message (CdcActionCommonUtils.assertSchemaCompatible) first
+        "Paimon schema and source table schema are not compatible.\n"
+        "Paimon fields are: [`k` STRING NOT NULL, `v1` STRING].\n"
+        "Source table fields are: [`id` INT NOT NULL, `v1` VARCHAR(10)]\n(table 'db.t': "
+    )
 
 
 def test_incompatible_type_change_names_table_column_and_types(catalog: Catalog) -> None:
@@ -88,8 +114,10 @@ def test_incompatible_type_change_names_table_column_and_types(catalog: Catalog)
     prep.prepare([("db.t", _record(("id", int_()), ("d", int_())))])
     with pytest.raises(
         IncompatibleTypeChange, match=r"table 'db\.t', column 'd': the source type changed from INT to DATE"
-    ):
+    ) as info:
         prep.prepare([("db.t", _record(("id", int_()), ("d", date())))])
+    # Paimon's message (UpdatedDataFieldsProcessFunctionBase) first
+    assert str(info.value).startswith("Cannot convert field d from type INT to DATE of Paimon table db.t.\n(")
 
 
 def test_ignore_incompatible_skips_only_the_bad_table(catalog: Catalog) -> None:
@@ -125,9 +153,9 @@ def test_mysql_actions_refuse_shards_that_disagree_on_keys(catalog: Catalog) -> 
     prep = TablePreparer(catalog, TablePolicy(require_primary_keys=True))
     with pytest.raises(
         TableDefinitionError,
-        match=r"Failed to set specified primary keys for sink table db\.t\. Also, can't infer primary keys "
+        match=r"^Failed to set specified primary keys for sink table t\. Also, can't infer primary keys "
         r"from source table schemas because source tables have no primary keys or have different primary keys"
-        r"\. Give --primary-keys",
+        r"\.\n\(table 'db\.t': give --primary-keys",
     ):
         prep.prepare(
             [
