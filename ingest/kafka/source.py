@@ -37,7 +37,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from ingest import logs
-from ingest.kafka.startup import StartupMode
+from ingest.kafka.startup import StartupMode, parse_specific_offsets
 from ingest.pipeline.assembler import ParseSpec, assemble
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from schema_evolution.errors import LakeCdcError, TransientError
@@ -82,7 +82,10 @@ class KafkaSourceSpec:
     parse: ParseSpec | None = None
     min_partitions: int = 2
     poll_timeout_s: float = 120.0
-    commit_offsets_to_group: bool = True
+    commit_offsets_to_group: bool = True  # properties.commit.offsets.on.checkpoint
+    # kafka-sync-table: a topic-pattern that matches no topic fails at start-up, as in Paimon (whose
+    # schema discovery needs a topic); kafka-sync-database waits for matching topics.
+    pattern_must_match: bool = False
 
     def to_json(self) -> str:
         return msgspec.json.encode(self).decode()
@@ -194,10 +197,16 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     raise KafkaSourceError(
                         f"Kafka topic '{topic}' does not exist or cannot be read "
                         f"({meta.error if meta is not None else 'not in metadata'}); "
-                        "create it or fix --kafka-conf topic"
+                        "create it or fix --kafka-conf topic (Failed to find partition information for topic "
+                        f"'{topic}'. Please check your 'topic' and 'bootstrap.servers' config.)"
                     )
                 continue
             out[topic] = sorted(meta.partitions)
+        if not out and self.spec.topic_pattern and self.spec.pattern_must_match:
+            raise KafkaSourceError(
+                f"Cannot find topics match the topic-pattern {self.spec.topic_pattern} (kafka-sync-table needs a "
+                "topic to read; create it or fix --kafka-conf topic-pattern)"
+            )
         return out
 
     def _watermarks(self, topic: str, partition: int) -> tuple[int, int]:
@@ -224,19 +233,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 low, high = self._watermarks(topic, p)
                 offsets[topic][str(p)] = high if mode == StartupMode.LATEST_OFFSET else low
         if mode == StartupMode.GROUP_OFFSETS:
-            group = self.properties.get("group.id")
-            reset_latest = self.properties.get("auto.offset.reset", "earliest") in (
-                "latest",
-                "largest",
-                "end",
-            )
-            tps = [TopicPartition(t, p) for t, plist in parts.items() for p in plist]
-            if group and tps:
-                for tp in self._consumer().committed(tps, timeout=30):
-                    if tp.offset >= 0:
-                        offsets[tp.topic][str(tp.partition)] = tp.offset
-                    elif reset_latest:
-                        offsets[tp.topic][str(tp.partition)] = self._watermarks(tp.topic, tp.partition)[1]
+            self._group_offsets(parts, offsets)
         elif mode == StartupMode.TIMESTAMP:
             ts = self.spec.startup_timestamp_millis
             if ts is None:
@@ -248,14 +245,50 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     tp.offset if tp.offset >= 0 else self._watermarks(tp.topic, tp.partition)[1]
                 )
         elif mode == StartupMode.SPECIFIC_OFFSETS:
-            specific = parse_specific_offsets(self.spec.startup_specific_offsets or "")
-            if len(parts) != 1:
-                raise KafkaSourceError("scan.startup.specific-offsets needs exactly one topic")
-            (topic,) = parts
-            for p, off in specific.items():
+            # As Paimon: the offsets are the first topic's; other partitions start at the earliest.
+            if not self.spec.topics:
+                raise KafkaSourceError("scan.startup.mode=specific-offsets needs --kafka-conf topic")
+            topic = self.spec.topics[0]
+            for p, off in parse_specific_offsets(self.spec.startup_specific_offsets or "").items():
+                if str(p) not in offsets.get(topic, {}):
+                    raise KafkaSourceError(
+                        f"scan.startup.specific-offsets names partition {p}, which topic '{topic}' does not have"
+                    )
                 offsets[topic][str(p)] = off
         log.info("initial offsets", mode=mode, offsets=offsets)
         return offsets
+
+    def _group_offsets(self, parts: dict[str, list[int]], offsets: Offsets) -> None:
+        """The group's committed offsets; a partition without one starts where
+        ``properties.auto.offset.reset`` says (lakecdc's default: earliest; ``none``, which reaches
+        librdkafka as ``error``, fails as Kafka's Java client does). Without a group id nothing is
+        committed (Paimon uses a random group id then), so every partition takes the reset."""
+        from confluent_kafka import TopicPartition
+
+        group = self.properties.get("group.id")
+        reset = self.properties.get("auto.offset.reset", "earliest").strip().lower()
+        tps = [TopicPartition(t, p) for t, plist in parts.items() for p in plist]
+        committed: dict[tuple[str, int], int] = {}
+        if group and tps:
+            for tp in self._consumer().committed(tps, timeout=30):
+                if tp.offset >= 0:
+                    committed[(tp.topic, tp.partition)] = tp.offset
+        undefined = []
+        for tp in tps:
+            offset = committed.get((tp.topic, tp.partition))
+            if offset is not None:
+                offsets[tp.topic][str(tp.partition)] = offset
+            elif reset in ("latest", "largest", "end"):
+                offsets[tp.topic][str(tp.partition)] = self._watermarks(tp.topic, tp.partition)[1]
+            elif reset in ("none", "error"):
+                undefined.append(f"{tp.topic}-{tp.partition}")
+        if undefined:
+            raise KafkaSourceError(
+                f"Undefined offset with no reset policy for partitions: [{', '.join(undefined)}] "
+                f"(scan.startup.mode=group-offsets with properties.auto.offset.reset=none, and the consumer group "
+                f"'{group or ''}' has no committed offset for them; set properties.auto.offset.reset=earliest or "
+                "latest, or another scan.startup.mode)"
+            )
 
     def getDefaultReadLimit(self) -> ReadLimit:
         return ReadMaxRows(self.max_rows) if self.max_rows > 0 else ReadAllAvailable()
@@ -370,17 +403,6 @@ def share_budget(counts: Mapping[tuple[str, str], int], budget: int) -> dict[tup
             shares[tp] += 1
             left -= 1
     return shares
-
-
-def parse_specific_offsets(text: str) -> dict[int, int]:
-    """Flink's ``partition:0,offset:42;partition:1,offset:300``."""
-    out: dict[int, int] = {}
-    for part in filter(None, (p.strip() for p in text.split(";"))):
-        m = re.fullmatch(r"partition:(\d+),offset:(\d+)", part.replace(" ", ""))
-        if m is None:
-            raise ValueError(f"scan.startup.specific-offsets: cannot read '{part}' (expected partition:N,offset:M;...)")
-        out[int(m.group(1))] = int(m.group(2))
-    return out
 
 
 # librdkafka prefetches up to 64 MiB per partition, past the end of a range too, so a micro-batch

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import cast
 
 import pytest
@@ -11,11 +12,11 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from ingest.kafka.source import (
     KafkaRange,
+    KafkaSourceError,
     KafkaSourceSpec,
     KafkaStreamReader,
     RangeGroup,
     group_ranges,
-    parse_specific_offsets,
 )
 
 
@@ -81,12 +82,6 @@ def test_read_limit_is_shared_in_proportion_and_all_available_ignores_it() -> No
     assert reader.latestOffset({"t": {"0": 1000, "1": 3000}}, ReadMaxRows(400)) == {"t": {"0": 1000, "1": 3000}}
 
 
-def test_specific_offsets_syntax() -> None:
-    assert parse_specific_offsets("partition:0,offset:42;partition:1,offset:300") == {0: 42, 1: 300}
-    with pytest.raises(ValueError, match="expected partition:N,offset:M"):
-        parse_specific_offsets("0:42")
-
-
 def test_read_limit_is_used_whole_so_no_tail_batch_is_left() -> None:
     # Floor-rounded shares of 500 over these partitions leave 1-3 messages behind, which cost a
     # micro-batch of their own; the whole budget is used, so two batches read everything.
@@ -100,3 +95,72 @@ def test_read_limit_is_used_whole_so_no_tail_batch_is_left() -> None:
     # a partition with little waiting still gets a message: none starves behind the big ones
     reader._target = {"t": {"0": 10_000, "1": 1}}
     assert reader.latestOffset({"t": {"0": 0, "1": 0}}, ReadMaxRows(100)) == {"t": {"0": 99, "1": 1}}
+
+
+class _FakeConsumer:
+    """The metadata calls the reader makes, over topic -> (low, high) per partition and a group's commits."""
+
+    def __init__(self, topics: dict[str, list[tuple[int, int]]], committed: dict[tuple[str, int], int]) -> None:
+        self.topics = topics
+        self.commits = committed
+
+    def list_topics(self, timeout: float) -> object:
+        meta = {
+            t: SimpleNamespace(error=None, partitions={p: None for p in range(len(w))}) for t, w in self.topics.items()
+        }
+        return SimpleNamespace(topics=meta)
+
+    def get_watermark_offsets(self, tp: object, timeout: float, cached: bool) -> tuple[int, int]:
+        return self.topics[tp.topic][tp.partition]  # type: ignore[attr-defined]
+
+    def committed(self, tps: list[object], timeout: float) -> list[object]:
+        for tp in tps:
+            tp.offset = self.commits.get((tp.topic, tp.partition), -1001)  # type: ignore[attr-defined]
+        return tps
+
+
+def _started(spec: KafkaSourceSpec, properties: dict[str, str], consumer: _FakeConsumer) -> dict:
+    reader = KafkaStreamReader(spec, properties, 0)
+    reader._meta = consumer
+    return reader.initialOffset()
+
+
+TOPICS = {"a": [(5, 50), (7, 70)], "b": [(0, 9)]}
+
+
+def test_group_offsets_take_commits_then_the_reset() -> None:
+    spec = KafkaSourceSpec(topics=("a", "b"), startup_mode="group-offsets")
+    consumer = _FakeConsumer(TOPICS, {("a", 1): 33})
+    assert _started(spec, {"group.id": "g"}, consumer) == {"a": {"0": 5, "1": 33}, "b": {"0": 0}}
+    latest = {"group.id": "g", "auto.offset.reset": "latest"}
+    assert _started(spec, latest, consumer) == {"a": {"0": 50, "1": 33}, "b": {"0": 9}}
+    # Without a group id (Paimon's random group) nothing is committed: the reset decides.
+    assert _started(spec, {"auto.offset.reset": "latest"}, consumer) == {"a": {"0": 50, "1": 70}, "b": {"0": 9}}
+
+
+def test_group_offsets_with_reset_none_fail_like_kafkas_client() -> None:
+    spec = KafkaSourceSpec(topics=("a",), startup_mode="group-offsets")
+    with pytest.raises(KafkaSourceError, match=r"Undefined offset with no reset policy for partitions: \[a-0\]"):
+        _started(spec, {"group.id": "g", "auto.offset.reset": "error"}, _FakeConsumer(TOPICS, {("a", 1): 3}))
+
+
+def test_specific_offsets_are_the_first_topics() -> None:
+    spec = KafkaSourceSpec(
+        topics=("a", "b"), startup_mode="specific-offsets", startup_specific_offsets="partition:1,offset:42"
+    )
+    assert _started(spec, {}, _FakeConsumer(TOPICS, {})) == {"a": {"0": 5, "1": 42}, "b": {"0": 0}}
+    bad = KafkaSourceSpec(
+        topics=("b",), startup_mode="specific-offsets", startup_specific_offsets="partition:3,offset:1"
+    )
+    with pytest.raises(KafkaSourceError, match="partition 3, which topic 'b' does not have"):
+        _started(bad, {}, _FakeConsumer(TOPICS, {}))
+
+
+def test_missing_topic_and_unmatched_pattern_quote_paimon() -> None:
+    missing = KafkaSourceSpec(topics=("nope",))
+    with pytest.raises(KafkaSourceError, match=r"Failed to find partition information for topic 'nope'\. Please check"):
+        _started(missing, {}, _FakeConsumer(TOPICS, {}))
+    pattern = KafkaSourceSpec(topic_pattern="z.*", pattern_must_match=True)
+    with pytest.raises(KafkaSourceError, match=r"Cannot find topics match the topic-pattern z\.\*"):
+        _started(pattern, {}, _FakeConsumer(TOPICS, {}))
+    assert _started(KafkaSourceSpec(topic_pattern="z.*"), {}, _FakeConsumer(TOPICS, {})) == {}
