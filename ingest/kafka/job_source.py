@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ingest.kafka.options import commit_offsets_to_group, librdkafka_config, startup_mode, topic_list
 from ingest.kafka.source import KafkaCdcDataSource, KafkaSourceSpec
 from ingest.source import MarksHook, SourceSettings
 
@@ -26,26 +27,28 @@ class KafkaSource:
 
     @property
     def value_format(self) -> str:
-        return self.settings.kafka_conf["value.format"]
+        return self.settings.kafka_conf["value.format"].strip().lower()  # Paimon lower-cases it too
 
     def check_startup(self) -> None:
         pass
 
     def spec(self, parse: ParseSpec, parallelism: int) -> KafkaSourceSpec:
-        settings = self.settings
-        ts = settings.kafka_conf.get("scan.startup.timestamp-millis")
+        conf = self.settings.kafka_conf
+        ts = conf.get("scan.startup.timestamp-millis")
         return KafkaSourceSpec(
-            topics=settings.topics,
-            topic_pattern=settings.kafka_conf.get("topic-pattern"),
-            startup_mode=settings.startup_mode,
+            topics=topic_list(conf.get("topic", "")),
+            topic_pattern=conf.get("topic-pattern"),
+            startup_mode=startup_mode(conf),
             startup_timestamp_millis=int(ts) if ts else None,
-            startup_specific_offsets=settings.kafka_conf.get("scan.startup.specific-offsets"),
+            startup_specific_offsets=conf.get("scan.startup.specific-offsets"),
             parse=parse,
             min_partitions=parallelism,
+            commit_offsets_to_group=commit_offsets_to_group(conf),
+            pattern_must_match=not self.settings.action.database_sync,
         )
 
     def options(self, parse: ParseSpec, parallelism: int) -> dict[str, str]:
         options = {"lakecdc.spec": self.spec(parse, parallelism).to_json()}
-        for k, v in self.settings.librdkafka_properties.items():
+        for k, v in librdkafka_config(self.settings.kafka_conf).items():
             options[f"kafka.{k}"] = v
         return options

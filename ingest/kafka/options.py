@@ -1,64 +1,384 @@
 """``--kafka-conf``: every Flink Kafka connector option a Paimon script may pass, with what lakecdc
-does with it (``ingest.conf_options``), and the start-up checks of a Kafka job's source options."""
+does with it (``ingest.conf_options``), and the start-up checks of a Kafka job's source options.
+
+Paimon hands every ``properties.*`` key to Kafka's Java client; lakecdc hands them to librdkafka,
+which shares most names. The Java-only properties scripts commonly carry have rows of their own:
+no effect where they only tune the Java client, refused (with librdkafka's equivalent) where
+dropping them would change what is read or how the job authenticates. Rows with no effect, and the
+few properties lakecdc handles itself, never reach librdkafka (``librdkafka_config``), which would
+refuse a property it does not know."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
-from formats import get_parser
-from ingest.conf_options import ConfOption, OptionTable, Treatment, whole_number
-from ingest.kafka.startup import STARTUP_MODES, StartupMode
+from formats import FORMATS, PLANNED_FORMATS
+from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, one_of, whole_number
+from ingest.kafka.startup import STARTUP_MODES, StartupMode, parse_specific_offsets
 
 H, N, R = Treatment.HONOURED, Treatment.NO_EFFECT, Treatment.REFUSED
+
+# Kafka's OffsetResetStrategy, as Paimon lists it, then librdkafka's own names for the same three.
+OFFSET_RESETS = ("latest", "earliest", "none")
+_LIBRDKAFKA_RESETS = {"largest": "latest", "end": "latest", "smallest": "earliest", "beginning": "earliest"}
+_LIBRDKAFKA_RESETS |= {"error": "none"}
+
+
+def _regex(value: str) -> str | None:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        return f"is not a valid regular expression: {exc}"
+    return None
+
+
+def _topics(value: str) -> str | None:
+    return None if topic_list(value) else "names no topic"
+
+
+def _value_format(value: str) -> str | None:
+    name = value.strip().lower()
+    if name in FORMATS:
+        return None
+    if name in PLANNED_FORMATS:
+        return (
+            f"is not supported yet: lakecdc does not parse {name} yet (README, Limitations); "
+            f"formats it parses: {', '.join(sorted(FORMATS))}"
+        )
+    return f"is not a format lakecdc knows (This format: {value} is not supported.); known formats: " + ", ".join(
+        sorted(FORMATS)
+    )
+
+
+def _specific_offsets(value: str) -> str | None:
+    try:
+        parse_specific_offsets(value)
+    except ValueError as exc:
+        return f"is not partition:N,offset:M;... ({exc})"
+    return None
+
+
+def _offset_reset(value: str) -> str | None:
+    v = value.strip().lower()
+    if v in OFFSET_RESETS or v in _LIBRDKAFKA_RESETS:
+        return None
+    return f"must be latest, earliest or none (auto.offset.reset can not be set to {value}. Valid values: " + (
+        f"[{','.join(OFFSET_RESETS)}])"
+    )
+
+
+def _pkcs12(value: str) -> str | None:
+    if value.strip().upper() == "PKCS12":
+        return None
+    return (
+        "is not PKCS12: librdkafka reads PKCS#12 keystores only (properties.ssl.keystore.location); export a "
+        "JKS keystore to PEM and give properties.ssl.certificate.location and properties.ssl.key.location"
+    )
+
+
+_JAVA_CLASSES = "names Java classes, which librdkafka cannot load"
+_OAUTH = (
+    "for OAUTHBEARER give properties.sasl.oauthbearer.method=oidc with properties.sasl.oauthbearer.client.id, "
+    "properties.sasl.oauthbearer.client.secret and properties.sasl.oauthbearer.token.endpoint.url"
+)
 
 KAFKA_OPTIONS = OptionTable(
     "--kafka-conf",
     (
-        ConfOption("properties.*", H, "Kafka client properties, given to librdkafka", "bootstrap.servers=b:9092"),
-        ConfOption("topic", H, "topic name(s), ';'-separated", "orders"),
-        ConfOption("topic-pattern", H, "regular expression over topic names", "cdc_.*"),
-        ConfOption("value.format", H, "the CDC format of message values", "canal-json"),
-        ConfOption("scan.startup.mode", H, "where a new job starts reading", "earliest-offset"),
+        ConfOption(
+            "properties.*",
+            H,
+            "Kafka client properties, given to librdkafka, SSL and SASL included (a property librdkafka does "
+            "not know stops the job at start-up with librdkafka's error)",
+            "security.protocol=SSL",
+        ),
+        ConfOption("properties.bootstrap.servers", H, "brokers (required)", "broker-1:9092,broker-2:9092"),
+        ConfOption(
+            "properties.group.id",
+            H,
+            "consumer group: group-offsets starts from its committed offsets, and each micro-batch's offsets are "
+            "committed to it for lag monitoring (without one, group-offsets starts where "
+            "properties.auto.offset.reset says, as Paimon's random group id does)",
+            "cdc-orders",
+        ),
+        ConfOption(
+            "properties.auto.offset.reset",
+            H,
+            "where group-offsets starts a partition the group has no offset for: earliest (lakecdc's default), "
+            "latest, or none (fail); librdkafka's smallest/largest/error too",
+            "latest",
+            _offset_reset,
+            "newest",
+        ),
+        ConfOption(
+            "properties.commit.offsets.on.checkpoint",
+            H,
+            "Flink's switch for committing offsets to the consumer group; lakecdc commits after each micro-batch "
+            "unless false",
+            "false",
+            boolean,
+            "sometimes",
+        ),
+        ConfOption(
+            "properties.enable.auto.commit",
+            N,
+            "lakecdc commits offsets itself (to its checkpoint, and to the group after each micro-batch)",
+            "false",
+        ),
+        ConfOption("properties.key.deserializer", N, "lakecdc reads keys as bytes", "ByteArrayDeserializer"),
+        ConfOption("properties.value.deserializer", N, "lakecdc reads values as bytes", "ByteArrayDeserializer"),
+        ConfOption(
+            "properties.partition.assignment.strategy",
+            N,
+            "lakecdc assigns partitions to its readers itself (no group rebalancing)",
+            "org.apache.kafka.clients.consumer.RangeAssignor",
+        ),
+        ConfOption(
+            "properties.partition.discovery.interval.ms",
+            N,
+            "Flink's partition discovery; lakecdc discovers new partitions at every trigger",
+            "60000",
+        ),
+        ConfOption("properties.client.id.prefix", N, "Flink's client id prefix", "paimon-cdc"),
+        ConfOption("properties.register.consumer.metrics", N, "Flink's metric registration", "true"),
+        ConfOption(
+            "properties.default.api.timeout.ms", N, "Java client timeout; librdkafka times out per call", "120000"
+        ),
+        ConfOption("properties.fetch.max.wait.ms", N, "Java client tuning (librdkafka's is fetch.wait.max.ms)", "500"),
+        ConfOption(
+            "properties.receive.buffer.bytes",
+            N,
+            "Java socket tuning (librdkafka's socket.receive.buffer.bytes)",
+            "65536",
+        ),
+        ConfOption(
+            "properties.send.buffer.bytes", N, "Java socket tuning (librdkafka's socket.send.buffer.bytes)", "131072"
+        ),
+        ConfOption(
+            "properties.exclude.internal.topics",
+            N,
+            "topic-pattern never matches internal topics (names starting with __)",
+            "true",
+        ),
+        ConfOption("properties.metric.reporters", N, "Java metric reporters", "org.example.Reporter"),
+        ConfOption(
+            "properties.ssl.enabled.protocols",
+            N,
+            "librdkafka negotiates the TLS version through OpenSSL (TLS 1.2 or later)",
+            "TLSv1.2,TLSv1.3",
+        ),
+        ConfOption("properties.ssl.protocol", N, "librdkafka negotiates the TLS version through OpenSSL", "TLSv1.3"),
+        ConfOption(
+            "properties.ssl.keystore.type",
+            N,
+            "librdkafka reads PKCS#12 keystores (properties.ssl.keystore.location) and no other type",
+            "PKCS12",
+            _pkcs12,
+            "JKS",
+        ),
+        ConfOption(
+            "properties.sasl.jaas.config",
+            R,
+            "Java JAAS configuration, which librdkafka does not read: give properties.sasl.username and "
+            "properties.sasl.password (PLAIN, SCRAM) with properties.sasl.mechanism; " + _OAUTH + "; for "
+            "GSSAPI properties.sasl.kerberos.principal and properties.sasl.kerberos.keytab",
+            'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";',
+        ),
+        ConfOption(
+            "properties.ssl.truststore.location",
+            R,
+            "a Java trust store, which librdkafka does not read: give the CA certificates as a PEM file in "
+            "properties.ssl.ca.location",
+            "/etc/kafka/truststore.jks",
+        ),
+        ConfOption(
+            "properties.ssl.truststore.password",
+            R,
+            "a Java trust store's password: give the CA certificates as PEM in properties.ssl.ca.location",
+            "changeit",
+        ),
+        ConfOption(
+            "properties.ssl.truststore.type",
+            R,
+            "a Java trust store's type: give the CA certificates as PEM in properties.ssl.ca.location",
+            "JKS",
+        ),
+        ConfOption(
+            "properties.sasl.login.callback.handler.class", R, f"{_JAVA_CLASSES}; {_OAUTH}", "org.example.Handler"
+        ),
+        ConfOption(
+            "properties.sasl.client.callback.handler.class", R, f"{_JAVA_CLASSES}; {_OAUTH}", "org.example.Handler"
+        ),
+        ConfOption("properties.sasl.login.class", R, f"{_JAVA_CLASSES}; {_OAUTH}", "org.example.Login"),
+        ConfOption(
+            "properties.interceptor.classes",
+            R,
+            f"{_JAVA_CLASSES}, and an interceptor may change the records read",
+            "org.example.Interceptor",
+        ),
+        ConfOption(
+            "topic",
+            H,
+            "topic name(s), ';'-separated; as in Paimon, each item is also split on ','. Exactly one of topic "
+            "and topic-pattern",
+            "orders;payments,refunds",
+            _topics,
+        ),
+        ConfOption("topic-pattern", H, "regular expression over topic names (full match)", "cdc_.*", _regex, "(cdc"),
+        ConfOption(
+            "value.format",
+            H,
+            f"the CDC format of message values: {', '.join(sorted(FORMATS))} "
+            f"({', '.join(PLANNED_FORMATS)} not yet: refused)",
+            "debezium-json",
+            _value_format,
+            "debezium-avro",
+        ),
+        ConfOption(
+            "scan.startup.mode",
+            H,
+            "where a new job starts reading: earliest-offset, latest-offset, group-offsets (the default), "
+            "timestamp or specific-offsets",
+            "latest-offset",
+            one_of(STARTUP_MODES),
+            "sometime",
+        ),
         ConfOption(
             "scan.startup.timestamp-millis",
             H,
             "start time for scan.startup.mode=timestamp",
             "1700000000000",
             whole_number,
+            "yesterday",
         ),
         ConfOption(
             "scan.startup.specific-offsets",
             H,
-            "start offsets for scan.startup.mode=specific-offsets",
-            "partition:0,offset:42",
+            "start offsets of the first topic for scan.startup.mode=specific-offsets (its other partitions, and "
+            "other topics, start at the earliest offset)",
+            "partition:0,offset:42;partition:1,offset:300",
+            _specific_offsets,
+            "0:42",
         ),
-        # New partitions are discovered at every trigger, which is at least as often as asked.
+        ConfOption(
+            "schema.registry.url",
+            N,
+            "Paimon reads it for debezium-avro only, which lakecdc does not parse yet",
+            "http://registry:8081",
+        ),
         ConfOption(
             "scan.topic-partition-discovery.interval",
             N,
             "lakecdc discovers new partitions at every trigger",
             "5 min",
         ),
+        # Paimon never makes its Kafka source bounded, so these change nothing there either.
+        # --available-now is lakecdc's way to stop at the offsets present at start-up.
+        *(
+            ConfOption(
+                key,
+                N,
+                "Paimon's Kafka source is always unbounded, and so is lakecdc's (--available-now stops at the "
+                "offsets present at start-up)",
+                example,
+            )
+            for key, example in (
+                ("scan.bounded.mode", "latest-offset"),
+                ("scan.bounded.specific-offsets", "partition:0,offset:42"),
+                ("scan.bounded.timestamp-millis", "1700000000000"),
+            )
+        ),
+        *(
+            ConfOption(key, N, "Paimon's Kafka actions do not read it: the value.format parser does", example)
+            for key, example in (
+                ("key.format", "json"),
+                ("key.fields", "id"),
+                ("key.fields-prefix", "k_"),
+                ("value.fields-include", "EXCEPT_KEY"),
+            )
+        ),
+        ConfOption(
+            "key.*",
+            N,
+            "options of the key format, which Paimon's Kafka actions do not read",
+            "json.ignore-parse-errors=true",
+        ),
+        ConfOption(
+            "value.*",
+            N,
+            "options of Flink's value formats (value.<format>.*), which Paimon's own parsers do not read",
+            "debezium-json.schema-include=true",
+        ),
+        ConfOption("sink.*", N, "Kafka sink options; these actions only read from Kafka", "partitioner=fixed"),
     ),
 )
+
+# properties.* keys lakecdc itself acts on, never handed to librdkafka as they are.
+_HANDLED = {"properties.commit.offsets.on.checkpoint"}
 
 
 def check_kafka_conf(conf: Mapping[str, str]) -> list[str]:
     """Start-up checks of a Kafka job's ``--kafka-conf``; raises ``ValueError`` naming the option.
-    Returns the keys that have no effect (the job logs them once)."""
+    Returns the keys that have no effect (the job logs them once). Where Paimon fails too, its
+    message is quoted, so that a runbook grepping for it still matches."""
     no_effect = KAFKA_OPTIONS.review(conf)
-    if not conf.get("properties.bootstrap.servers"):
-        raise ValueError("--kafka-conf properties.bootstrap.servers=HOST:PORT is required")
-    if not conf.get("topic") and not conf.get("topic-pattern"):
-        raise ValueError("--kafka-conf topic=NAME (or topic-pattern=REGEX) is required")
-    if "value.format" not in conf:
-        raise ValueError("--kafka-conf value.format=... is required (e.g. canal-json)")
-    get_parser(conf["value.format"])
-    mode = conf.get("scan.startup.mode")
-    if mode is not None and mode not in STARTUP_MODES:
-        raise ValueError(f"scan.startup.mode '{mode}' is not one of the supported modes")
+    if not conf.get("properties.bootstrap.servers", "").strip():
+        raise ValueError(
+            "--kafka-conf properties.bootstrap.servers=HOST:PORT is required "
+            "(kafka_conf [properties.bootstrap.servers] must be specified.)"
+        )
+    if not conf.get("value.format", "").strip():
+        raise ValueError(
+            "--kafka-conf value.format=... is required, e.g. canal-json (kafka_conf [value.format] must be specified.)"
+        )
+    if ("topic" in conf) == ("topic-pattern" in conf):
+        raise ValueError(
+            "--kafka-conf needs topic=NAME[;NAME...] or topic-pattern=REGEX, and not both (kafka_conf must and can "
+            "only set one of the following options: topic,topic-pattern.)"
+        )
+    mode = startup_mode(conf)
     if mode == StartupMode.TIMESTAMP and "scan.startup.timestamp-millis" not in conf:
         raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis")
-    if mode == StartupMode.SPECIFIC_OFFSETS and "scan.startup.specific-offsets" not in conf:
-        raise ValueError("scan.startup.mode=specific-offsets needs scan.startup.specific-offsets")
+    if mode == StartupMode.SPECIFIC_OFFSETS:
+        if "scan.startup.specific-offsets" not in conf:
+            raise ValueError("scan.startup.mode=specific-offsets needs scan.startup.specific-offsets")
+        if "topic" not in conf:
+            raise ValueError(
+                "scan.startup.mode=specific-offsets needs --kafka-conf topic: the offsets are the first topic's "
+                "(as in Paimon), and topic-pattern names none"
+            )
     return no_effect
+
+
+def startup_mode(conf: Mapping[str, str]) -> str:
+    """``scan.startup.mode``, lower-cased as Flink reads it; Paimon's default is group-offsets (which,
+    without a group id, starts where ``properties.auto.offset.reset`` says: earliest by default)."""
+    return conf.get("scan.startup.mode", StartupMode.GROUP_OFFSETS.value).strip().lower()
+
+
+def topic_list(text: str) -> tuple[str, ...]:
+    """``topic``: a Flink list (``;``-separated) whose items Paimon also splits on ``,``."""
+    return tuple(t.strip() for item in text.split(";") for t in item.split(",") if t.strip())
+
+
+def librdkafka_config(conf: Mapping[str, str]) -> dict[str, str]:
+    """The ``properties.*`` that go to librdkafka: prefix stripped; keys with no effect and those lakecdc
+    handles itself left out; ``auto.offset.reset`` in librdkafka's words (Kafka's ``none`` is ``error``)."""
+    out: dict[str, str] = {}
+    for key, value in conf.items():
+        if not key.startswith("properties.") or key in _HANDLED:
+            continue
+        option = KAFKA_OPTIONS.lookup(key)
+        if option is not None and option.treatment is not Treatment.HONOURED:
+            continue
+        name = key[len("properties.") :]
+        if name == "auto.offset.reset":
+            v = value.strip().lower()
+            value = "error" if _LIBRDKAFKA_RESETS.get(v, v) == "none" else v
+        out[name] = value
+    return out
+
+
+def commit_offsets_to_group(conf: Mapping[str, str]) -> bool:
+    return conf.get("properties.commit.offsets.on.checkpoint", "true").strip().lower() != "false"

@@ -169,8 +169,10 @@ PU_GROUP = ["--table_conf", "merge-engine=partial-update", "--table_conf", "fiel
         (["--table_conf", "incremental-between=1,2"], "incremental-between is a read option"),
         (["--table_conf", "sequence.field.sort-order=sideways"], "expected ascending or descending"),
         (["--type_mapping", "to-everything"], "unknown --type-mapping option 'to-everything'"),
-        (["--kafka_conf", "scan.startup.mode=sometime"], "scan.startup.mode 'sometime'"),
-        (["--kafka_conf", "key.format=json"], "--kafka-conf key.format is not supported"),
+        (["--kafka_conf", "scan.startup.mode=sometime"], "scan.startup.mode='sometime' must be one of"),
+        (["--kafka_conf", "properties.sasl.jaas.config=x"], "--kafka-conf properties.sasl.jaas.config is refused"),
+        (["--kafka_conf", "scan.startup.mdoe=latest-offset"], "did you mean scan.startup.mode"),
+        (["--kafka_conf", "topic-pattern=a.*"], "only set one of the following options: topic,topic-pattern."),
         (["--including_tables", "(unclosed"], "not a valid regular expression"),
         (["--table_mapping", "a"], "--table-mapping expects key=value"),
         (["--including_dbs", "(bad"], "not a valid regular expression"),
@@ -187,7 +189,7 @@ def test_value_format_that_is_planned_is_refused(capsys: pytest.CaptureFixture[s
     argv += ["--kafka_conf", "properties.bootstrap.servers=x", "--kafka_conf", "topic=t"]
     argv += ["--kafka_conf", "value.format=debezium-avro"]
     assert main(argv) == 2
-    assert "value.format 'debezium-avro' is not yet supported" in capsys.readouterr().err
+    assert "value.format='debezium-avro' is not supported yet" in capsys.readouterr().err
 
 
 def test_table_sync_partition_keys_must_be_primary_keys(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,166 @@
+"""``--kafka-conf``: every row of KAFKA_OPTIONS does what its treatment says (no broker needed), and
+where Paimon fails, lakecdc fails too, quoting Paimon's message (#29)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from ingest.conf_options import ConfOption, Treatment
+from ingest.kafka.job_source import KafkaSource
+from ingest.kafka.options import KAFKA_OPTIONS, check_kafka_conf, librdkafka_config, topic_list
+from ingest.pipeline.assembler import ParseSpec
+from ingest.pipeline.routing import TableRouter
+from ingest.source import Action, SourceSettings
+
+BASE = {"properties.bootstrap.servers": "b:9092", "topic": "t", "value.format": "canal-json"}
+
+
+def _conf_key(option: ConfOption) -> tuple[str, str]:
+    """The key and value that exercise a row (a prefix row's example is ``suffix=value``)."""
+    if option.key.endswith("*"):
+        suffix, value = option.example.split("=", 1)
+        return option.key[:-1] + suffix, value
+    return option.key, option.example
+
+
+def _base_for(key: str) -> dict[str, str]:
+    base = dict(BASE)
+    if key == "topic-pattern":
+        del base["topic"]  # exactly one of topic / topic-pattern, as in Paimon
+    return base
+
+
+def _options(conf: dict[str, str], action: Action = Action.KAFKA_SYNC_DATABASE) -> dict[str, str]:
+    settings = cast(SourceSettings, SimpleNamespace(kafka_conf=conf, action=action))
+    source = KafkaSource(settings, "/tmp/ck")
+    return source.options(ParseSpec(source.value_format, TableRouter(database="ods")), 2)
+
+
+ROWS = [pytest.param(o, id=o.key) for o in KAFKA_OPTIONS.options]
+
+
+def _rows(treatment: Treatment) -> list[Any]:
+    return [pytest.param(o, id=o.key) for o in KAFKA_OPTIONS.options if o.treatment is treatment]
+
+
+@pytest.mark.parametrize("option", ROWS)
+def test_each_row_has_an_example_its_check_takes(option: ConfOption) -> None:
+    key, value = _conf_key(option)
+    assert KAFKA_OPTIONS.lookup(key) is option
+    if option.check is not None:
+        assert option.check(value) is None
+    if option.refused_example is not None:
+        assert option.check is not None and option.check(option.refused_example) is not None
+
+
+@pytest.mark.parametrize("option", _rows(Treatment.HONOURED))
+def test_honoured_rows_change_what_the_source_hands_spark(option: ConfOption) -> None:
+    key, value = _conf_key(option)
+    base = _base_for(key)
+    conf = {**base, key: value}
+    assert check_kafka_conf(conf) == []
+    assert _options(conf) != _options(base)
+
+
+@pytest.mark.parametrize("option", _rows(Treatment.NO_EFFECT))
+def test_no_effect_rows_are_accepted_listed_and_change_nothing(option: ConfOption) -> None:
+    key, value = _conf_key(option)
+    conf = {**BASE, key: value}
+    assert check_kafka_conf(conf) == [key]
+    assert _options(conf) == _options(BASE)  # never handed to librdkafka, which may not know it
+
+
+@pytest.mark.parametrize("option", _rows(Treatment.REFUSED))
+def test_refused_rows_are_refused_at_start_up(option: ConfOption) -> None:
+    key, value = _conf_key(option)
+    with pytest.raises(ValueError, match=f"--kafka-conf {key} is refused: "):
+        check_kafka_conf({**BASE, key: value})
+
+
+def test_jaas_refusal_points_to_librdkafkas_properties() -> None:
+    with pytest.raises(ValueError, match=r"properties\.sasl\.username and properties\.sasl\.password"):
+        check_kafka_conf({**BASE, "properties.sasl.jaas.config": "x required;"})
+
+
+@pytest.mark.parametrize(
+    ("conf", "paimon"),
+    [
+        ({"topic": "t", "value.format": "canal-json"}, "kafka_conf [properties.bootstrap.servers] must be specified."),
+        ({"properties.bootstrap.servers": "b", "topic": "t"}, "kafka_conf [value.format] must be specified."),
+        (
+            {"properties.bootstrap.servers": "b", "value.format": "canal-json"},
+            "kafka_conf must and can only set one of the following options: topic,topic-pattern.",
+        ),
+        (
+            {**BASE, "topic-pattern": "t.*"},
+            "kafka_conf must and can only set one of the following options: topic,topic-pattern.",
+        ),
+        ({**BASE, "value.format": "togg-json"}, "This format: togg-json is not supported."),
+        (
+            {**BASE, "scan.startup.mode": "specific-offsets", "scan.startup.specific-offsets": "partition:0;offset:1"},
+            "Invalid properties 'scan.startup.specific-offsets' should follow the format "
+            "'partition:0,offset:42;partition:1,offset:300', but is 'partition:0;offset:1'.",
+        ),
+        (
+            {**BASE, "properties.auto.offset.reset": "newest"},
+            "auto.offset.reset can not be set to newest. Valid values: [latest,earliest,none]",
+        ),
+    ],
+)
+def test_paimon_failures_fail_with_paimons_message(conf: dict[str, str], paimon: str) -> None:
+    with pytest.raises(ValueError) as info:
+        check_kafka_conf(conf)
+    assert paimon in str(info.value)
+
+
+def test_planned_formats_point_to_the_readme() -> None:
+    with pytest.raises(ValueError, match=r"value.format='debezium-bson' is not supported yet.*README, Limitations"):
+        check_kafka_conf({**BASE, "value.format": "debezium-bson"})
+
+
+def test_specific_offsets_need_a_topic_list() -> None:
+    conf = {k: v for k, v in BASE.items() if k != "topic"} | {"topic-pattern": "t.*"}
+    conf |= {"scan.startup.mode": "specific-offsets", "scan.startup.specific-offsets": "partition:0,offset:1"}
+    with pytest.raises(ValueError, match="needs --kafka-conf topic"):
+        check_kafka_conf(conf)
+
+
+def test_topics_split_on_semicolons_and_commas_as_paimon_does() -> None:
+    assert topic_list("a;b, c;;d") == ("a", "b", "c", "d")
+    spec = _spec({**BASE, "topic": "a;b,c"})
+    assert spec["topics"] == ["a", "b", "c"]
+
+
+def _spec(conf: dict[str, str], action: Action = Action.KAFKA_SYNC_DATABASE) -> dict[str, Any]:
+    import json
+
+    return cast(dict[str, Any], json.loads(_options(conf, action)["lakecdc.spec"]))
+
+
+def test_startup_defaults_to_group_offsets_as_in_paimon() -> None:
+    # Without a group id nothing is committed, so every partition starts where auto.offset.reset says
+    # (lakecdc's default: earliest, which is what lakecdc did before without a group id).
+    assert _spec(BASE)["startup_mode"] == "group-offsets"
+    assert _spec({**BASE, "scan.startup.mode": "LATEST-OFFSET"})["startup_mode"] == "latest-offset"
+
+
+def test_offset_reset_reaches_librdkafka_in_its_words() -> None:
+    assert librdkafka_config({"properties.auto.offset.reset": "NONE"}) == {"auto.offset.reset": "error"}
+    assert librdkafka_config({"properties.auto.offset.reset": "Latest"}) == {"auto.offset.reset": "latest"}
+    assert librdkafka_config({"properties.auto.offset.reset": "smallest"}) == {"auto.offset.reset": "smallest"}
+
+
+def test_commit_offsets_on_checkpoint_false_stops_group_commits() -> None:
+    assert _spec(BASE)["commit_offsets_to_group"]
+    off = {**BASE, "properties.commit.offsets.on.checkpoint": "false"}
+    assert not _spec(off)["commit_offsets_to_group"]
+    assert "kafka.commit.offsets.on.checkpoint" not in _options(off)
+
+
+def test_only_table_sync_needs_its_pattern_to_match() -> None:
+    conf = {k: v for k, v in BASE.items() if k != "topic"} | {"topic-pattern": "t.*"}
+    assert _spec(conf, Action.KAFKA_SYNC_TABLE)["pattern_must_match"]
+    assert not _spec(conf, Action.KAFKA_SYNC_DATABASE)["pattern_must_match"]
