@@ -57,7 +57,10 @@ def get_format(name: str) -> Format:
         raise ValueError(
             f"value.format '{name}' is not yet supported by lakecdc (supported: {', '.join(sorted(FORMATS))})"
         )
-    raise ValueError(f"unknown value.format '{name}'; known formats: {', '.join(sorted(FORMATS))}")
+    raise ValueError(
+        f"unknown value.format '{name}' (This format: {name} is not supported.); known formats: "
+        f"{', '.join(sorted(FORMATS))}"
+    )
 
 
 def get_parser(name: str) -> Parser:

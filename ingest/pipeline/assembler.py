@@ -167,7 +167,8 @@ class ChunkAssembler:
                     self.spec.format,
                     position,
                     "the message names no source table, so kafka-sync-database cannot route it "
-                    "(use kafka-sync-table to sync such a topic into one table)",
+                    "(use kafka-sync-table to sync such a topic into one table; Paimon: Cannot synchronize record "
+                    f"when database name or table name is unknown. Invalid record is: the message at {position})",
                 )
             target = route(event.database, event.table)
             if target is None:
