@@ -373,6 +373,8 @@ def librdkafka_config(conf: Mapping[str, str]) -> dict[str, str]:
         if option is not None and option.treatment is not Treatment.HONOURED:
             continue
         name = key[len("properties.") :]
+        if name == "group.id" and not value.strip():
+            continue  # Paimon puts a random group id in; lakecdc reads without committing to a group
         if name == "auto.offset.reset":
             v = value.strip().lower()
             value = "error" if _LIBRDKAFKA_RESETS.get(v, v) == "none" else v

@@ -153,6 +153,11 @@ def test_offset_reset_reaches_librdkafka_in_its_words() -> None:
     assert librdkafka_config({"properties.auto.offset.reset": "smallest"}) == {"auto.offset.reset": "smallest"}
 
 
+def test_an_empty_group_id_is_no_group() -> None:
+    # Paimon puts a random UUID in an empty group id: nothing committed, nothing to resume from
+    assert librdkafka_config({"properties.group.id": " ", "properties.client.id": "c"}) == {"client.id": "c"}
+
+
 def test_commit_offsets_on_checkpoint_false_stops_group_commits() -> None:
     assert _spec(BASE)["commit_offsets_to_group"]
     off = {**BASE, "properties.commit.offsets.on.checkpoint": "false"}
