@@ -158,3 +158,14 @@ def test_basic_configs_are_paimons() -> None:
     for seed in range(30):
         table = basic_table_config(random.Random(seed))
         assert set(table) == {"bucket", "sink.parallelism"} and {*table.values()} <= {"1", "2", "3"}
+
+
+def test_run_mode_settings_reach_the_job_through_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    # run_action's way to keep Paimon's argv: lakecdc's own settings as LAKECDC_* variables, which the
+    # CLI leaves to SyncSettings (it passes only what the command line gives).
+    monkeypatch.setenv("LAKECDC_AVAILABLE_NOW", "true")
+    monkeypatch.setenv("LAKECDC_CHECKPOINT", "/tmp/paimon-itcase-checkpoint")
+    monkeypatch.setenv("LAKECDC_MAX_OFFSETS_PER_TRIGGER", "4")
+    settings = _settings(confuse_args(CASES[0], random.Random(1)))
+    assert settings["available_now"] is True and settings["checkpoint"] == "/tmp/paimon-itcase-checkpoint"
+    assert settings["max_offsets_per_trigger"] == 4
