@@ -216,7 +216,10 @@ class BinlogReader:
         if keys:
             return keys
         if self.spec.require_primary_key:
-            raise MySqlSourceError(f"table {database}.{table} has no primary key: give --primary-keys, or exclude it")
+            raise MySqlSourceError(
+                "Source tables of MySQL table synchronization job cannot contain table which doesn't have primary "
+                f"keys.\nThey are: {database}.{table}\n(give --primary-keys, or exclude it)"
+            )
         if f"{database}.{table}" not in self.skipped:
             self.skipped.add(f"{database}.{table}")
             log.warning("rows of a table without primary key skipped", table=f"{database}.{table}")

@@ -36,6 +36,10 @@ class MySqlConnection:
     password: str = field(repr=False, default="")
     connect_timeout: int = 30
     ssl: SslSettings = field(default_factory=SslSettings)
+    max_retries: int | None = None  # connect.max-retries; without it, retries last up to connect_timeout
+
+    def backoff(self) -> Backoff:
+        return Backoff(self.connect_timeout, self.max_retries)
 
     def pymysql_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -69,18 +73,24 @@ UNREACHABLE = {2003, 2006, 2013, 1053}
 
 class Backoff:
     """Waits between attempts to reach MySQL: 0.2 s, doubling up to 5 s, for as long as the next
-    wait still ends within ``seconds`` (``connect.timeout``) of the first attempt."""
+    wait still ends within ``seconds`` (``connect.timeout``) of the first attempt, and at most
+    ``retries`` times (``connect.max-retries``) when given."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, retries: int | None = None) -> None:
         self._deadline = time.monotonic() + seconds
+        self._retries = retries
         self.wait = 0.2
 
     def expired(self) -> bool:
+        if self._retries is not None and self._retries <= 0:
+            return True
         return time.monotonic() + self.wait >= self._deadline
 
     def sleep(self) -> None:
         time.sleep(self.wait)
         self.wait = min(self.wait * 2, 5.0)
+        if self._retries is not None:
+            self._retries -= 1
 
 
 @contextmanager
@@ -89,7 +99,7 @@ def connect(conn: MySqlConnection) -> Iterator[Any]:
     unreachable (a restart, a failover); refused credentials fail at once."""
     import pymysql
 
-    backoff = Backoff(conn.connect_timeout)
+    backoff = conn.backoff()
     while True:
         try:
             c = pymysql.connect(**conn.pymysql_kwargs())
@@ -120,7 +130,8 @@ def connect(conn: MySqlConnection) -> Iterator[Any]:
             tls = " If the server requires TLS, set ssl.mode=required." if conn.ssl.mode == "disabled" else ""
             raise MySqlSourceError(
                 f"cannot connect to MySQL at {conn.hostname}:{conn.port} as '{conn.username}': {exc.args[-1]}. "
-                f"Check --mysql-conf hostname, port, username and password (and connect.timeout).{tls}"
+                f"Check --mysql-conf hostname, port, username and password (and connect.timeout, "
+                f"connect.max-retries).{tls}"
             ) from None
     try:
         yield c
@@ -133,7 +144,7 @@ def retrying(conn: MySqlConnection, query: Callable[[Any], T]) -> T:
     restart, a failover), for up to ``connect.timeout``: for the driver's short planning queries."""
     import pymysql
 
-    backoff = Backoff(conn.connect_timeout)
+    backoff = conn.backoff()
     while True:
         try:
             with connect(conn) as c:

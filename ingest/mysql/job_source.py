@@ -5,22 +5,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import structlog
-
 from formats import mysql_values
 from ingest.durations import interval_seconds
 from ingest.mysql.client import MySqlConnection
 from ingest.mysql.snapshot import SnapshotRegistry
 from ingest.mysql.source import MySqlCdcDataSource
 from ingest.mysql.spec import DEFAULT_CHUNK_SIZE, MySqlSourceSpec
-from ingest.mysql.ssl import SslSettings, applied_jdbc_properties
+from ingest.mysql.ssl import SslSettings
 from ingest.mysql.startup import StartupMode
 from ingest.source import Action, MarksHook, SourceSettings
 
 if TYPE_CHECKING:
     from ingest.pipeline.assembler import ParseSpec
-
-log = structlog.get_logger(__name__)
 
 
 class MySqlSource:
@@ -43,10 +39,7 @@ class MySqlSource:
         return self.registry.record
 
     def check_startup(self) -> None:
-        applied = {f"jdbc.properties.{k}" for k in applied_jdbc_properties()}
-        ignored = sorted(k for k in self.settings.mysql_conf if k.startswith("jdbc.properties.") and k not in applied)
-        if ignored:
-            log.warning("jdbc.properties.* are accepted for compatibility but not applied", keys=ignored)
+        pass  # the --mysql-conf keys without effect (jdbc.properties.* among them) are logged by the CLI
 
     def spec(self, parse: ParseSpec) -> MySqlSourceSpec:
         settings = self.settings
@@ -54,7 +47,7 @@ class MySqlSource:
         sid = conf.get("server-id", "5400").replace(" ", "")
         first, _, last = sid.partition("-")
         table_sync = settings.action is Action.MYSQL_SYNC_TABLE
-        mode = conf.get("scan.startup.mode")
+        mode = conf.get("scan.startup.mode", StartupMode.INITIAL.value).strip().lower()
         return MySqlSourceSpec(
             connection=MySqlConnection(
                 hostname=conf["hostname"],
@@ -62,10 +55,11 @@ class MySqlSource:
                 username=conf["username"],
                 connect_timeout=interval_seconds(conf.get("connect.timeout", "30s")),
                 ssl=SslSettings.from_conf(conf),
+                max_retries=int(conf["connect.max-retries"]) if "connect.max-retries" in conf else None,
             ),
             database_regex=conf["database-name"],
             table_regex=conf["table-name"] if table_sync else settings.including_tables,
-            startup_mode=conf.get("scan.startup.mode", StartupMode.INITIAL.value),
+            startup_mode=mode,
             parse=parse,
             state_dir=self.checkpoint,
             server_id=int(first),
@@ -82,7 +76,14 @@ class MySqlSource:
             else None,
             startup_timestamp_ms=int(conf["scan.startup.timestamp-millis"]) if mode == StartupMode.TIMESTAMP else None,
             require_primary_key=table_sync and not settings.primary_keys,
+            newly_added_tables=_true(conf.get("scan.newly-added-table.enabled", "true")),
+            skip_backfill=_true(conf.get("scan.incremental.snapshot.backfill.skip", "false")),
+            fetch_size=int(conf.get("scan.snapshot.fetch.size", "1024")),
         )
 
     def options(self, parse: ParseSpec, parallelism: int) -> dict[str, str]:
         return {"lakecdc.spec": self.spec(parse).to_json(), "mysql.password": self.settings.mysql_password}
+
+
+def _true(value: str) -> bool:
+    return value.strip().lower() == "true"

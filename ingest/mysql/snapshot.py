@@ -19,7 +19,6 @@ from formats.events import DataChangeEvent, Op, SourceSchema
 from ingest.mysql.binlog import binlog_rows
 from ingest.mysql.client import (
     UNREACHABLE,
-    Backoff,
     MySqlSourceError,
     connect,
     master_status,
@@ -44,6 +43,7 @@ from sinks.local_files import write_atomically
 log = structlog.get_logger(__name__)
 
 REGISTRY_FILE = "lakecdc-mysql-snapshot.json"
+TABLES_FILE = "lakecdc-mysql-tables.json"
 
 
 class SnapshotRegistry:
@@ -79,6 +79,30 @@ class SnapshotRegistry:
         return out
 
 
+class KnownTables:
+    """The tables a job has captured (``<checkpoint>/lakecdc-mysql-tables.json``): those of its first
+    snapshot and those seen while it read the binlog. On a restart, a table that matches but is not
+    known is newly matched (``scan.newly-added-table.enabled``) and gets a snapshot."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.path = Path(state_dir) / TABLES_FILE
+
+    def load(self) -> set[str] | None:
+        """The known tables as ``db.table``; None for a checkpoint that does not keep them."""
+        if not self.path.exists():
+            return None
+        return set(json.loads(self.path.read_text()))
+
+    def save(self, tables: list[tuple[str, str]]) -> None:
+        write_atomically(self.path, json.dumps(sorted(f"{d}.{t}" for d, t in tables)))
+
+    def add(self, tables: list[tuple[str, str]]) -> None:
+        known = self.load() or set()
+        names = {f"{d}.{t}" for d, t in tables}
+        if not names <= known:
+            write_atomically(self.path, json.dumps(sorted(known | names)))
+
+
 class _ChunkChanged(Exception):
     """The chunk's table changed while the chunk was read: read it again."""
 
@@ -88,6 +112,8 @@ ChunkRows = tuple[dict[tuple[Any, ...], dict[str, Any]], dict[str, str], Positio
 
 def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
     """The chunk's rows as of its HW: (rows by key, column types, HW, schema)."""
+    import pymysql.cursors
+
     chunk = part.chunk
     name = f"{chunk.database}.{chunk.table}"
     with connect(spec.connection) as c:
@@ -112,12 +138,16 @@ def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
             where = " WHERE " + " AND ".join(parts)
         select = ", ".join(quote(col) for col in columns)
         rows: dict[tuple[Any, ...], dict[str, Any]] = {}
-        with c.cursor() as cur:
+        # Unbuffered: the server streams the chunk, scan.snapshot.fetch.size rows at a time.
+        with c.cursor(pymysql.cursors.SSCursor) as cur:
             cur.execute(f"SELECT {select} FROM {quote(chunk.database)}.{quote(chunk.table)}{where}", args)
-            for values in cur.fetchall_unbuffered() if hasattr(cur, "fetchall_unbuffered") else cur.fetchall():
-                row = dict(zip(columns, values, strict=True))
-                rows[tuple(row[k] for k in keys)] = row
-        high = master_status(c)
+            while fetched := cur.fetchmany(spec.fetch_size):
+                for values in fetched:
+                    row = dict(zip(columns, values, strict=True))
+                    rows[tuple(row[k] for k in keys)] = row
+        # scan.incremental.snapshot.backfill.skip: no LW..HW binlog read. The chunk's HW is its LW, so
+        # the binlog phase re-applies every change after LW (at least once; it converges by key).
+        high = low if spec.skip_backfill else master_status(c)
         if high != low:
             # Changes committed while the SELECT ran: apply those of this range, so the chunk is
             # exactly the table's rows as of HW.
@@ -157,7 +187,7 @@ def _read_chunk_rows_again(spec: MySqlSourceSpec, part: ChunkPartition) -> Chunk
     name = f"{part.chunk.database}.{part.chunk.table}"
     # Nothing is handed on before the chunk is complete, so a chunk whose connection dropped (a
     # server restart, a failover) or whose table was altered meanwhile is simply read again.
-    backoff, changes = Backoff(spec.connection.connect_timeout), 0
+    backoff, changes = spec.connection.backoff(), 0
     while True:
         try:
             return _read_chunk_rows(spec, part)
@@ -176,7 +206,8 @@ def _read_chunk_rows_again(spec: MySqlSourceSpec, part: ChunkPartition) -> Chunk
             if backoff.expired():
                 raise MySqlSourceError(
                     f"lost the connection to MySQL while reading a snapshot chunk of {name} and could not get it back "
-                    f"within connect.timeout ({exc}); the job can be restarted from its checkpoint"
+                    f"within connect.timeout / connect.max-retries ({exc}); the job can be restarted from its "
+                    f"checkpoint"
                 ) from None
             log.warning(
                 "connection lost while reading a snapshot chunk; reading it again", table=name, wait_s=backoff.wait

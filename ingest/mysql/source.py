@@ -50,9 +50,9 @@ from ingest.mysql.client import (
 )
 from ingest.mysql.gtid import GtidSet
 from ingest.mysql.schema_history import SchemaHistory
-from ingest.mysql.snapshot import SnapshotRegistry, read_chunk
+from ingest.mysql.snapshot import KnownTables, SnapshotRegistry, read_chunk
 from ingest.mysql.spec import BinlogPartition, Chunk, ChunkPartition, MySqlSourceSpec, Position, binlog_offset
-from ingest.mysql.startup import StartupMode
+from ingest.mysql.startup import SNAPSHOT_MODES, StartupMode
 from ingest.pipeline.assembler import GcPaused
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from sinks.write.chunk_format import CHUNK_DDL
@@ -81,45 +81,34 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.max_rows = max_rows
         self._available_now: dict[str, Any] | None = None
         self._initial: dict[str, Any] | None = None
+        self._restart_checked = False  # newly matched tables are looked for once, on a restart
 
     # ----- driver side -----------------------------------------------------------------------
     def initialOffset(self) -> dict[str, Any]:
         # Spark may ask twice; the chunk plan and P0 must not differ between the answers.
         if self._initial is None:
             self._initial = self._plan_initial()
+            self._restart_checked = True
         return self._initial
 
     def _plan_initial(self) -> dict[str, Any]:
         spec = self.spec
+        snapshot = spec.startup_mode in SNAPSHOT_MODES
         with connect(spec.connection) as c:
             full_metadata = check_server(c)
             position = master_status(c)
-            if not full_metadata or spec.startup_mode in (StartupMode.INITIAL, StartupMode.LATEST_OFFSET):
+            if not full_metadata or spec.startup_mode in (StartupMode.LATEST_OFFSET, *SNAPSHOT_MODES):
                 position = self._start_history(c, full_metadata)
             chunks: list[list[Any]] = []
-            if spec.startup_mode == StartupMode.INITIAL:
-                for database, table in captured_tables(c, spec.database_regex, spec.table_regex):
-                    if spec.parse.router.route(database, table) is None:
-                        continue  # excluded by --including-tables / --excluding-tables
-                    columns, keys = table_columns(c, database, table)
-                    if not keys and not spec.parse.primary_keys:
-                        if spec.require_primary_key:
-                            raise MySqlSourceError(
-                                f"table {database}.{table} has no primary key: give --primary-keys, or exclude it"
-                            )
-                        log.warning("table without primary key skipped", table=f"{database}.{table}")
-                        continue
-                    types = dict(columns)
-                    split_keys = keys or list(spec.parse.primary_keys)
-                    for lo, hi in plan_chunks(
-                        c, database, table, split_keys, [types.get(k, "") for k in split_keys], spec.chunk_size
-                    ):
-                        chunks.append([database, table, lo, hi])
+            if snapshot:
+                tables = self._routed_tables(c)
+                chunks = self._plan_chunks(c, tables)
+                KnownTables(spec.state_dir).save(tables)
                 table_sync = spec.parse.router.table is not None
                 if not chunks and table_sync:
                     raise MySqlSourceError(
-                        f"no table matches database-name '{spec.database_regex}' and table-name "
-                        f"'{spec.table_regex}' (full matches)"
+                        f"No table satisfies the given database name and table name. (No table matches "
+                        f"database-name '{spec.database_regex}' and table-name '{spec.table_regex}' (full matches).)"
                     )
                 if not table_sync and not captured_tables(c, spec.database_regex, ".*"):
                     # Paimon's message for mysql-sync-database.
@@ -140,6 +129,66 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         log.info("mysql source start", mode=spec.startup_mode, chunks=len(chunks), binlog=list(position))
         return {"chunks": chunks, "done": 0, "binlog": list(position)}
 
+    def _routed_tables(self, c: Any) -> list[tuple[str, str]]:
+        """The tables the job captures now: matched by database-name / table-name and routed
+        (not excluded by --including-tables / --excluding-tables)."""
+        router = self.spec.parse.router
+        tables = captured_tables(c, self.spec.database_regex, self.spec.table_regex)
+        return [(d, t) for d, t in tables if router.route(d, t) is not None]
+
+    def _plan_chunks(self, c: Any, tables: list[tuple[str, str]]) -> list[list[Any]]:
+        """The snapshot chunks of ``tables``; tables without a primary key are skipped, or refused
+        (mysql-sync-table without --primary-keys: Paimon's message, naming them all)."""
+        spec = self.spec
+        chunks: list[list[Any]] = []
+        without_key = []
+        for database, table in tables:
+            columns, keys = table_columns(c, database, table)
+            if not keys and not spec.parse.primary_keys:
+                without_key.append(f"{database}.{table}")
+                continue
+            types = dict(columns)
+            split_keys = keys or list(spec.parse.primary_keys)
+            for lo, hi in plan_chunks(
+                c, database, table, split_keys, [types.get(k, "") for k in split_keys], spec.chunk_size
+            ):
+                chunks.append([database, table, lo, hi])
+        if without_key and spec.require_primary_key:
+            raise MySqlSourceError(
+                "Source tables of MySQL table synchronization job cannot contain table which doesn't have primary "
+                f"keys.\nThey are: {', '.join(without_key)}\n(give --primary-keys, or exclude them)"
+            )
+        for name in without_key:
+            log.warning("table without primary key skipped", table=name)
+        return chunks
+
+    def _add_newly_matched(self, start: dict[str, Any]) -> dict[str, Any]:
+        """On a restart (``scan.newly-added-table.enabled``, initial mode): the tables that match
+        now but were never captured get snapshot chunks after the offset's own, read before the binlog
+        goes on (their binlog changes up to each chunk's HW are then dropped, as for any chunk).
+        Known are the tables of the first plan, of the chunk registry and of the offset, and those
+        seen while the binlog ran (created meanwhile, so read from their first binlog row)."""
+        spec = self.spec
+        if spec.startup_mode != StartupMode.INITIAL or not spec.newly_added_tables:
+            return start
+        known_tables = KnownTables(spec.state_dir)
+        known = known_tables.load()
+        with connect(spec.connection) as c:
+            tables = self._routed_tables(c)
+            if known is None:  # a checkpoint from before the list was kept: nothing can be told new
+                known_tables.save(tables)
+                return start
+            registry = SnapshotRegistry(spec.state_dir).load()
+            known |= {f"{e['database']}.{e['table']}" for e in registry.values()}
+            known |= {f"{d}.{t}" for d, t, _lo, _hi in start["chunks"]}
+            new = [(d, t) for d, t in tables if f"{d}.{t}" not in known]
+            if not new:
+                return start
+            chunks = self._plan_chunks(c, new)
+        base = start.get("base", 0) if start["chunks"] else 1 + max((int(k) for k in registry), default=-1)
+        log.info("newly matched tables get a snapshot", tables=[f"{d}.{t}" for d, t in new], chunks=len(chunks))
+        return {**start, "chunks": start["chunks"] + chunks, "base": base}
+
     def _start_history(self, c: Any, full_metadata: bool) -> Position:
         """The table definitions at the start position: the first entry of the schema history
         that names (without ``binlog_row_metadata=FULL``) and types the binlog's row values.
@@ -147,7 +196,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         latest-offset), and no DDL may fall between the position and the definitions: read
         again until none did."""
         spec = self.spec
-        if spec.startup_mode not in (StartupMode.INITIAL, StartupMode.LATEST_OFFSET):
+        if spec.startup_mode not in (StartupMode.LATEST_OFFSET, *SNAPSHOT_MODES):
             assert not full_metadata
             raise MySqlSourceError(
                 f"scan.startup.mode={spec.startup_mode} needs binlog_row_metadata=FULL on the server: without it "
@@ -170,14 +219,24 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._available_now = {"binlog": list(retrying(self.spec.connection, master_status))}
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        if not self._restart_checked:
+            self._restart_checked = True
+            start = self._add_newly_matched(start)
         chunks = start["chunks"]
         if start["done"] < len(chunks):
             step = len(chunks)
             if isinstance(limit, ReadMaxRows) and limit.max_rows > 0:
                 step = max(1, limit.max_rows // self.spec.chunk_size)
             return {**start, "done": min(len(chunks), start["done"] + step)}
+        if self.spec.startup_mode == StartupMode.SNAPSHOT:
+            return start  # the snapshot only: nothing follows it
         if self._available_now is not None:
             latest: Position = tuple(self._available_now["binlog"])
+            if self._tracks_tables():
+                KnownTables(self.spec.state_dir).add(retrying(self.spec.connection, self._routed_tables))
+        elif self._tracks_tables():
+            latest, tables = retrying(self.spec.connection, lambda c: (master_status(c), self._routed_tables(c)))
+            KnownTables(self.spec.state_dir).add(tables)
         else:
             latest = retrying(self.spec.connection, master_status)
         if binlog_offset(latest) <= binlog_offset(tuple(start["binlog"])):
@@ -185,13 +244,19 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # The snapshot is complete: its chunks live on in the registry, not in every offset.
         return {"chunks": [], "done": 0, "binlog": list(latest)}
 
+    def _tracks_tables(self) -> bool:
+        """Whether tables appearing while the job runs are noted (they are read from the binlog, and
+        must not be taken for newly matched ones at the next restart)."""
+        return self.spec.newly_added_tables and self.spec.startup_mode == StartupMode.INITIAL
+
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         parts: list[InputPartition] = []
         history = SchemaHistory(self.spec.state_dir).exists()
         if end["chunks"]:
+            base = end.get("base", 0)
             for i in range(start["done"], end["done"]):
                 database, table, lo, hi = end["chunks"][i]
-                parts.append(ChunkPartition(i, Chunk(database, table, lo, hi), history))
+                parts.append(ChunkPartition(base + i, Chunk(database, table, lo, hi), history))
         if binlog_offset(tuple(end["binlog"])) > binlog_offset(tuple(start["binlog"])):
             snapshot = SnapshotRegistry(self.spec.state_dir).by_table()
             parts.append(BinlogPartition(tuple(start["binlog"]), tuple(end["binlog"]), snapshot, history))

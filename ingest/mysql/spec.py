@@ -47,6 +47,11 @@ class MySqlSourceSpec:
     specific_gtids: str | None = None  # a GTID set: start after its transactions (preferred over the position)
     startup_timestamp_ms: int | None = None
     require_primary_key: bool = True
+    # scan.newly-added-table.enabled (Paimon's default: true): on a restart, snapshot the tables that
+    # newly match; false: they are read from the binlog only (Flink CDC's behaviour without it).
+    newly_added_tables: bool = True
+    skip_backfill: bool = False  # scan.incremental.snapshot.backfill.skip: at-least-once snapshot chunks
+    fetch_size: int = 1024  # scan.snapshot.fetch.size: rows per fetch of a chunk's SELECT
 
     def to_json(self) -> str:
         d = msgspec.to_builtins(self)

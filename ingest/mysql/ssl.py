@@ -44,6 +44,8 @@ class SslSettings:
                 f"certificates as PEM files with --mysql-conf ssl.ca (and ssl.cert, ssl.key)"
             )
         mode = _jdbc_mode(jdbc)
+        if "debezium.database.ssl.mode" in conf:  # Debezium's name (verify_ca, ...) for the same modes
+            mode = conf["debezium.database.ssl.mode"].strip().lower().replace("_", "-")
         if "ssl.mode" in conf:
             mode = conf["ssl.mode"].strip().lower().replace("_", "-")
         if mode not in MODES:

@@ -12,6 +12,8 @@ class StartupMode(enum.StrEnum):
     LATEST_OFFSET = "latest-offset"
     SPECIFIC_OFFSET = "specific-offset"
     TIMESTAMP = "timestamp"
+    SNAPSHOT = "snapshot"  # the snapshot only: the binlog is never read (a bounded run)
 
 
 STARTUP_MODES = tuple(mode.value for mode in StartupMode)
+SNAPSHOT_MODES = (StartupMode.INITIAL, StartupMode.SNAPSHOT)  # the modes that read a snapshot first
