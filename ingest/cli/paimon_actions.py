@@ -81,8 +81,8 @@ ACTION_OPTIONS: tuple[ActionOption, ...] = (
         "a=b",
         kind=Kind.REPEATED,
     ),
-    _o("database", ALL, H, "Paimon database", "ods"),
-    _o("table", WITH_TABLE, H, "Paimon table (remove-orphan-files: optional, * or absent = every table)", "t"),
+    _o("database", ALL, H, "Paimon database", "dw"),
+    _o("table", WITH_TABLE, H, "Paimon table (remove-orphan-files: optional, * or absent = every table)", "orders"),
     _o("path", ALL, R, _PATH, "/wh/db.db/t"),
     _o("force-start-flink-job", ALL, N, "starts a Flink job for local actions", "true", kind=Kind.BOOLEAN),
     # -- sync actions
@@ -153,7 +153,7 @@ ACTION_OPTIONS: tuple[ActionOption, ...] = (
         SYNC,
         H,
         "without --primary-keys, take the source's keys (true, the default) or create tables without keys",
-        "true",
+        "false",
         kind=Kind.BOOLEAN,
     ),
     _o(
@@ -298,7 +298,7 @@ ACTION_OPTIONS: tuple[ActionOption, ...] = (
     _o("tag-name", ("create-tag", "delete-tag"), H, "tag name (delete-tag: comma-separated names)", "t1"),
     _o("snapshot", ("create-tag",), H, "snapshot id (default: the latest)", "1"),
     _o("time-retained", ("create-tag",), H, "how long the tag is kept, e.g. '7 d'", "7 d"),
-    _o("version", ("rollback-to",), H, "snapshot id (digits) or tag name", "1"),
+    _o("version", ("rollback-to",), H, "snapshot id (digits) or tag name", "tag1"),
     # -- remove-orphan-files
     _o(
         "dry-run",
