@@ -26,9 +26,9 @@ class Treatment(enum.StrEnum):
 class ConfOption:
     """One key (or a prefix ending in ``*``, such as ``properties.*``) and its treatment.
 
-    ``check`` validates a value: it returns why the value is refused, as "is ..." or "must ..." (or raises ``ValueError``), and
-    ``None`` for a value it accepts. ``refused_example`` is a value ``check`` refuses, for an option
-    honoured only for some values (README's walking test tries both examples).
+    ``check`` validates a value: it returns why the value is refused, as "is ..." or "must ..." (or
+    raises ``ValueError``), and ``None`` for a value it accepts. ``refused_example`` is a value
+    ``check`` refuses, for an option honoured only for some values (README's walking test tries both).
     """
 
     key: str

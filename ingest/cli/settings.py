@@ -12,7 +12,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from ingest.cli.paimon_conf import CATALOG_OPTIONS, TABLE_CONF_OPTIONS
 from ingest.durations import spark_interval
 from ingest.kafka.options import check_kafka_conf
-from ingest.kafka.startup import StartupMode as KafkaStartupMode
 from ingest.mysql.options import check_mysql_conf
 from ingest.pipeline.chunk_builder import METADATA_TYPES
 from ingest.source import Action, SourceKind
@@ -126,7 +125,8 @@ class SyncSettings(BaseSettings):
             if missing:
                 raise ValueError(f"partition keys {missing} must be part of the primary keys {list(self.primary_keys)}")
         # Every source but plain JSON carries updates and deletes (-U/-D rows).
-        plain_json = self.action.source is SourceKind.KAFKA and self.kafka_conf.get("value.format") == "json"
+        value_format = self.kafka_conf.get("value.format", "").strip().lower()
+        plain_json = self.action.source is SourceKind.KAFKA and value_format == "json"
         validate_table_options(self.table_conf, has_primary_key=True, retractions=not plain_json)
         self._no_effect += [f"--table-conf {k}" for k in TABLE_CONF_OPTIONS.review(self.table_conf)]
         self._no_effect += [f"--catalog-conf {k}" for k in CATALOG_OPTIONS.review(self.catalog_conf)]
@@ -160,23 +160,6 @@ class SyncSettings(BaseSettings):
             with open(self.mysql_conf["password-file"]) as f:
                 return f.read().strip()
         return os.environ.get("LAKECDC_MYSQL_PASSWORD", "")
-
-    @property
-    def startup_mode(self) -> str:
-        """Paimon's default: group offsets when a group id is given, else the earliest offset."""
-        mode = self.kafka_conf.get("scan.startup.mode")
-        if mode:
-            return mode
-        group = self.kafka_conf.get("properties.group.id")
-        return (KafkaStartupMode.GROUP_OFFSETS if group else KafkaStartupMode.EARLIEST_OFFSET).value
-
-    @property
-    def topics(self) -> tuple[str, ...]:
-        return tuple(t.strip() for t in self.kafka_conf.get("topic", "").split(";") if t.strip())
-
-    @property
-    def librdkafka_properties(self) -> dict[str, str]:
-        return {k[len("properties.") :]: v for k, v in self.kafka_conf.items() if k.startswith("properties.")}
 
     @property
     def job_name(self) -> str:

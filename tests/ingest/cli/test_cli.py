@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ingest.cli.main import main, parse_args, settings_from_args
+from ingest.kafka.options import librdkafka_config, startup_mode, topic_list
 
 KAFKA = [
     "--kafka_conf",
@@ -66,14 +67,14 @@ def test_paimon_underscore_spelling_of_a_database_sync_script() -> None:
     assert (s.table_prefix, s.table_suffix) == ("ods_", "_rt")
     assert s.primary_keys == ("id", "region") and s.partition_keys == ("region",)
     assert s.table_conf == {"bucket": "4"} and s.catalog_conf == {"metastore": "filesystem"}
-    assert s.topics == ("a", "b")
-    assert s.librdkafka_properties == {"bootstrap.servers": "127.0.0.1:9092"}
+    assert topic_list(s.kafka_conf["topic"]) == ("a", "b")
+    assert librdkafka_config(s.kafka_conf) == {"bootstrap.servers": "127.0.0.1:9092"}
     assert s.ignore_incompatible
     assert s.table_mapping == {"orders": "fact_orders"} and s.table_prefix_db == {"shop": "shop_"}
     assert s.including_dbs == "shop|crm"
     assert not s.sync_primary_keys_from_source_schema
     assert s.multiple_table_partition_keys == {"fact_orders": ("region", "dt")}
-    assert s.startup_mode == "earliest-offset"
+    assert startup_mode(s.kafka_conf) == "group-offsets"  # Paimon's default; no group id: the reset decides
 
 
 def test_dash_spelling_and_spark_side_options() -> None:
@@ -111,7 +112,7 @@ def test_dash_spelling_and_spark_side_options() -> None:
     assert s.trigger_interval == "500 milliseconds"
     assert s.max_offsets_per_trigger == 1000 and s.available_now
     assert s.spark_conf == {"spark.master": "local[2]"}
-    assert s.startup_mode == "group-offsets"  # Paimon's default when a group id is given
+    assert startup_mode(s.kafka_conf) == "group-offsets"  # Paimon's default
 
 
 PU_GROUP = ["--table_conf", "merge-engine=partial-update", "--table_conf", "fields.g.sequence-group=a"]
