@@ -120,6 +120,12 @@ def test_every_maintenance_command_and_query_on_a_warehouse_named_so(
     assert "rows rewritten from 2 into 3 buckets" in run("rescale", "--bucket-num", "3", "--partition", "dt=20200102")
     assert "rolled back to snapshot 3" in run("rollback-to", "--version", "t3")
     assert "tag 't3' deleted" in run("delete-tag", "--tag-name", "t3")
+    # Paimon (since 1.1) takes what is not given from the table's options: min 10 > max 1 fails, with its text
+    assert main(["expire-snapshots", *base, "--retain_max", "1"]) == 2
+    assert "retainMax (1) must not be less than retainMin (10)." in capsys.readouterr().err
+    assert "snapshots expired" in run(
+        "expire-snapshots", "--options", "snapshot.num-retained.min=1", "--retain-max", "2"
+    )
     assert "snapshots expired" in run("expire-snapshots", "--retain-min", "1", "--retain-max", "1")
     assert "dropped 1 partition(s)" in run("drop-partition", "--partition", "dt=20200102")
     expired = run("expire-partitions", "--expiration-time", "1 d", "--timestamp-formatter", "yyyyMMdd")
