@@ -4,11 +4,19 @@ test MariaDB, with the user those scripts grant to."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from deploy.local_mariadb import LocalMariaDB
+from tests.paimon_compat.itcase_args import (
+    basic_mysql_config,
+    basic_table_config,
+    confuse_args,
+    run_action,
+    sync_database_args,
+    sync_table_args,
+)
 from tests.paimon_compat.samples import SCRIPTS
 
 # The options Paimon's testOptionsChange and testNewlyAddedTablesOptionsChange give a second job.
@@ -26,16 +34,9 @@ CHANGED_OPTIONS = {
 
 
 def paimon_conf(server: LocalMariaDB, database: str, **extra: str) -> dict[str, str]:
-    """The --mysql-conf Paimon's ITCases always pass (their user, New York server time zone)."""
-    return {
-        "hostname": "127.0.0.1",
-        "port": str(server.port),
-        "username": "paimonuser",
-        "password": "paimonpw",
-        "server-time-zone": "America/New_York",
-        "database-name": database,
-        **extra,
-    }
+    """The --mysql_conf of a Paimon MySQL ITCase: getBasicMySqlConfig() (its user, New York server time
+    zone, scan.newly-added-table.enabled=false), then the test's database-name and extras."""
+    return basic_mysql_config(server.port, **{"database-name": database, **extra})
 
 
 def load_paimon_script(server: LocalMariaDB, name: str, session_zone: str | None = None) -> None:
@@ -56,25 +57,48 @@ def load_paimon_script(server: LocalMariaDB, name: str, session_zone: str | None
         conn.close()
 
 
-def sync_database(db: LocalMariaDB, warehouse: str, database: str, **extra: Any) -> None:
-    """``mysql-sync-database`` as Paimon's ITCases run it: into ``default``, on one checkpoint, with
-    2 buckets (getBasicTableConfig() picks a random bucket number), once ``--available-now``."""
-    from ingest.cli.settings import SyncSettings
-    from ingest.job import run
+def mysql_sync_table(
+    server: LocalMariaDB,
+    warehouse: str,
+    database: str,
+    table_name: str,
+    *,
+    mysql_conf: Mapping[str, str] | None = None,
+    checkpoint: str | None = None,
+    **builder: Any,
+) -> int:
+    """``mysql_sync_table`` with the command line of Paimon's SyncTableActionBuilder (into ``default.t``),
+    through lakecdc's CLI, once over what the server holds now; returns main()'s exit code. ``builder``:
+    the builder's calls (partition_keys, primary_keys, table_conf, computed_columns, ...)."""
+    conf = paimon_conf(server, database, **{"table-name": table_name, **(mysql_conf or {})})
+    argv = sync_table_args("mysql_sync_table", warehouse, conf, **builder)
+    return run_action(confuse_args(argv), checkpoint or f"{warehouse}/ck")
 
-    conf = paimon_conf(db, database, **extra.pop("mysql_conf", {}))
-    run(
-        SyncSettings(
-            action="mysql-sync-database",
-            warehouse=warehouse,
-            database="default",
-            mysql_conf=conf,
-            available_now=True,
-            checkpoint=f"{warehouse}/ck",
-            table_conf={"bucket": "2", **extra.pop("table_conf", {})},
-            **extra,
-        )
-    )
+
+def mysql_sync_database(
+    server: LocalMariaDB,
+    warehouse: str,
+    database: str,
+    *,
+    mysql_conf: Mapping[str, str] | None = None,
+    checkpoint: str | None = None,
+    basic_table_conf: bool = True,
+    **builder: Any,
+) -> int:
+    """``mysql_sync_database`` with the command line of Paimon's SyncDatabaseActionBuilder (into
+    ``default``), through lakecdc's CLI; returns main()'s exit code. With ``basic_table_conf`` the
+    table conf is getBasicTableConfig() updated with ``builder``'s ``table_conf``, as most of
+    Paimon's database ITCases pass."""
+    conf = paimon_conf(server, database, **(mysql_conf or {}))
+    if basic_table_conf:
+        builder["table_conf"] = basic_table_config() | dict(builder.get("table_conf") or {})
+    argv = sync_database_args("mysql_sync_database", warehouse, conf, **builder)
+    return run_action(confuse_args(argv), checkpoint or f"{warehouse}/ck")
+
+
+def sync_database(server: LocalMariaDB, warehouse: str, database: str, **extra: Any) -> None:
+    """:func:`mysql_sync_database`, which must succeed."""
+    assert mysql_sync_database(server, warehouse, database, **extra) == 0, "mysql_sync_database failed (stderr above)"
 
 
 def private_server(datadir: Path, script: str) -> Iterator[LocalMariaDB]:

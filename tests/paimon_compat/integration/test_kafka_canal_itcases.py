@@ -4,25 +4,30 @@ The same scenarios on the project's own messages are tests/integration/kafka/tes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from deploy.local_kafka import LocalKafka
-from ingest.job import JobFailed, run
 from schema_evolution.types import string
 from sinks.table.catalog import Catalog
 from tests.integration.kafka.test_schema_evolution import _compact_fully, _produce_file
-from tests.integration.kafka.test_schema_evolution import _sync_table as _ods_sync_table
+from tests.paimon_compat.itcase_args import basic_table_config, kafka_sync_table
 from tests.paimon_compat.samples import SAMPLES
 from tests.paimon_read import java_rows, paimon_schema, read_pypaimon
 
 CANAL_TABLE = SAMPLES / "canal" / "table"
 
 
-def _sync_table(warehouse: str, kafka: LocalKafka, topic: str, **extra: Any) -> Any:
-    """kafka-sync-table into ``paimon_sync_table.t``, as Paimon's ITCases name it."""
-    return _ods_sync_table(warehouse, kafka, topic, database="paimon_sync_table", **extra)
+TABLE = "default.t"  # ActionITCaseBase's database; the table keeps the replays' short name
+
+
+def _sync_table(warehouse: str, kafka: LocalKafka, topic: str, **builder: Any) -> Callable[[], int]:
+    """kafka_sync_table with Paimon's command line (getBasicKafkaConfig(), value.format=canal-json, topic),
+    through lakecdc's CLI; calling the result runs it once over what the topic holds: its exit code."""
+    conf = {"value.format": "canal-json", "topic": topic}
+    return lambda: kafka_sync_table(warehouse, kafka.bootstrap, conf, **builder)
 
 
 # KafkaCanalSyncTableActionITCase#testSchemaEvolutionImpl: after file N, the schema and rows.
@@ -105,34 +110,35 @@ def test_paimon_schema_evolution(
     spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str, source_dir: str
 ) -> None:
     kafka.create_topic(topic_name, 1)
-    settings = _sync_table(
-        warehouse, kafka, topic_name, partition_keys=("pt",), primary_keys=("pt", "_id"), max_offsets_per_trigger=4
-    )
+    job = _sync_table(
+        warehouse, kafka, topic_name, partition_keys=("pt",), primary_keys=("pt", "_id"),
+        table_conf=basic_table_config(), settings={"max_offsets_per_trigger": "4"},
+    )  # fmt: skip
     for step, (schema, rows) in enumerate(SCHEMA_EVOLUTION_STEPS, start=1):
         _produce_file(kafka, topic_name, CANAL_TABLE / source_dir / f"canal-data-{step}.txt")
-        run(settings)
-        assert paimon_schema(warehouse, "paimon_sync_table.t") == schema, f"after canal-data-{step}"
-        assert java_rows(warehouse, "paimon_sync_table.t") == sorted(rows), f"after canal-data-{step}"
+        assert job() == 0
+        assert paimon_schema(warehouse, TABLE) == schema, f"after canal-data-{step}"
+        assert java_rows(warehouse, TABLE) == sorted(rows), f"after canal-data-{step}"
     # Compaction reads files of every schema version by field id: the rows stay exactly the same.
-    _compact_fully(warehouse, "paimon_sync_table.t")
-    assert java_rows(warehouse, "paimon_sync_table.t") == sorted(SCHEMA_EVOLUTION_STEPS[-1][1])
+    _compact_fully(warehouse, TABLE)
+    assert java_rows(warehouse, TABLE) == sorted(SCHEMA_EVOLUTION_STEPS[-1][1])
 
 
 def test_paimon_multiple_schema_evolutions(spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str) -> None:
     kafka.create_topic(topic_name, 1)
-    settings = _sync_table(warehouse, kafka, topic_name, primary_keys=("_id",))
+    job = _sync_table(warehouse, kafka, topic_name, primary_keys=("_id",))
     _produce_file(kafka, topic_name, CANAL_TABLE / "schemaevolutionmultiple" / "canal-data-1.txt")
-    run(settings)
-    assert paimon_schema(warehouse, "paimon_sync_table.t") == [
+    assert job() == 0
+    assert paimon_schema(warehouse, TABLE) == [
         ("_id", "INT NOT NULL"),
         ("v1", "VARCHAR(10)"),
         ("v2", "INT"),
         ("v3", "VARCHAR(10)"),
     ]
-    assert java_rows(warehouse, "paimon_sync_table.t") == ["+I[1, one, 10, string_1]"]
+    assert java_rows(warehouse, TABLE) == ["+I[1, one, 10, string_1]"]
     _produce_file(kafka, topic_name, CANAL_TABLE / "schemaevolutionmultiple" / "canal-data-2.txt")
-    run(settings)
-    assert paimon_schema(warehouse, "paimon_sync_table.t") == [
+    assert job() == 0
+    assert paimon_schema(warehouse, TABLE) == [
         ("_id", "INT NOT NULL"),
         ("v1", "VARCHAR(20)"),
         ("v2", "BIGINT"),
@@ -142,7 +148,7 @@ def test_paimon_multiple_schema_evolutions(spark: Any, kafka: LocalKafka, wareho
         ("v6", "DECIMAL(5, 3)"),
         ("$% ^,& *(", "VARCHAR(10)"),
     ]
-    assert java_rows(warehouse, "paimon_sync_table.t") == [
+    assert java_rows(warehouse, TABLE) == [
         "+I[1, one, 10, string_1, NULL, NULL, NULL, NULL]",
         "+I[2, long_string_two, 2000000000000, string_2, 20, 20.5, 20.002, test_2]",
     ]
@@ -184,42 +190,40 @@ def test_paimon_all_types_twice(spark: Any, kafka: LocalKafka, warehouse: str, t
         topic = f"{topic_name}_{round_}"
         kafka.create_topic(topic, 1)
         _produce_file(kafka, topic, CANAL_TABLE / "alltype" / "canal-data.txt")
-        run(
-            _sync_table(
-                warehouse,
-                kafka,
-                topic,
-                partition_keys=("pt",),
-                primary_keys=("pt", "_id"),
-                checkpoint=f"{warehouse}/ck{round_}",
-            )
-        )
-        schema = dict(paimon_schema(warehouse, "paimon_sync_table.t"))
+        job = _sync_table(
+            warehouse, kafka, topic, partition_keys=("pt",), primary_keys=("pt", "_id"),
+            checkpoint=f"{warehouse}/ck{round_}",
+        )  # fmt: skip
+        assert job() == 0
+        schema = dict(paimon_schema(warehouse, TABLE))
         assert schema["_id"] == "INT NOT NULL" and schema["pt"] == "DECIMAL(2, 1) NOT NULL"
         assert schema["_tinyint1"] == "BOOLEAN" and schema["_bigint_unsigned"] == "DECIMAL(20, 0)"
         assert schema["_fixed"] == "STRING" and schema["_datetime_p2"] == "TIMESTAMP(2)"
         assert schema["_bin"] == "VARBINARY(10)" and schema["_set"] == "ARRAY<STRING>"
         assert schema["_time"] == "TIME(0)" and schema["_point"] == "STRING"
-        rows = java_rows(warehouse, "paimon_sync_table.t")
+        rows = java_rows(warehouse, TABLE)
         assert rows[0] == ALL_TYPES_ROW_1
         # the second row: only _id, pt and _serial (the 21st column) are set
         assert len(schema) == 75
         assert rows[1] == "+I[2, 2.2, " + ", ".join(["NULL"] * 18) + ", 50000000000, " + ", ".join(["NULL"] * 54) + "]"
         # Every type survives compaction's read and rewrite, read back by both libraries.
-        before = read_pypaimon(warehouse, "paimon_sync_table.t")
-        _compact_fully(warehouse, "paimon_sync_table.t")
-        assert java_rows(warehouse, "paimon_sync_table.t") == rows
-        assert read_pypaimon(warehouse, "paimon_sync_table.t") == before
+        before = read_pypaimon(warehouse, TABLE)
+        _compact_fully(warehouse, TABLE)
+        assert java_rows(warehouse, TABLE) == rows
+        assert read_pypaimon(warehouse, TABLE) == before
 
 
-def test_paimon_assert_schema_compatible(spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str) -> None:
-    Catalog(warehouse).create_table("paimon_sync_table.t", [("k", string()), ("v1", string())], ["k"], [], {})
+def test_paimon_assert_schema_compatible(
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Catalog(warehouse).create_table(TABLE, [("k", string()), ("v1", string())], ["k"], [], {})
     kafka.create_topic(topic_name, 1)
     _produce_file(kafka, topic_name, CANAL_TABLE / "schemaevolution" / "canal-data-1.txt")
-    with pytest.raises(JobFailed) as info:
-        run(_sync_table(warehouse, kafka, topic_name, partition_keys=("pt",), primary_keys=("pt", "_id")))
+    capsys.readouterr()
+    keys = {"partition_keys": ("pt",), "primary_keys": ("pt", "_id")}
+    assert _sync_table(warehouse, kafka, topic_name, table_conf=basic_table_config(), **keys)() != 0
     assert (
         "Paimon schema and source table schema are not compatible.\n"
         "Paimon fields are: [`k` STRING NOT NULL, `v1` STRING].\n"
         "Source table fields are: [`pt` INT NOT NULL, `_id` INT NOT NULL, `v1` VARCHAR(10)]"
-    ) in str(info.value)
+    ) in capsys.readouterr().err

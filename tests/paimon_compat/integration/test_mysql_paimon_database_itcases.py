@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from deploy.local_mariadb import LocalMariaDB
-from ingest.job import JobFailed
 from schema_evolution.types import int_, string, varchar
 from sinks.table.catalog import Catalog
-from tests.paimon_compat.mysql_setup import CHANGED_OPTIONS, private_server, sync_database
+from tests.paimon_compat.itcase_args import TEST_ONLY_CATALOG_CONF
+from tests.paimon_compat.mysql_setup import CHANGED_OPTIONS, mysql_sync_database, private_server, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 T1 = [("k", "INT NOT NULL"), ("v1", "VARCHAR(10)")]
@@ -255,11 +255,20 @@ def test_add_ignored_table(source: LocalMariaDB, tmp_path: Path) -> None:
     _check(wh, "t22", T1, ["+I[1, Hello]"])
 
 
-def test_invalid_arguments_give_paimons_messages(source: LocalMariaDB, tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"table-name cannot be set for mysql_sync_database\. If you want to sync"):
-        _run(source, str(tmp_path), "paimon_sync_database", mysql_conf={"table-name": "my_table"})
-    with pytest.raises(JobFailed, match=r"No tables found in MySQL database invalid, or MySQL database does not exist"):
-        _run(source, str(tmp_path), "invalid")
+def test_invalid_arguments_give_paimons_messages(
+    source: LocalMariaDB, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # testSpecifiedMySqlTable and testInvalidDatabase: no table conf, Paimon's messages (exact there).
+    wh = str(tmp_path)
+    capsys.readouterr()
+    conf = {"table-name": "my_table"}
+    assert mysql_sync_database(source, wh, "paimon_sync_database", mysql_conf=conf, basic_table_conf=False) != 0
+    assert (
+        "table-name cannot be set for mysql_sync_database. If you want to sync several MySQL tables into one "
+        "Paimon table, use mysql_sync_table instead." in capsys.readouterr().err
+    )
+    assert mysql_sync_database(source, wh, "invalid", basic_table_conf=False) != 0
+    assert "No tables found in MySQL database invalid, or MySQL database does not exist." in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("mode", ["combined", "divided"])
@@ -306,7 +315,10 @@ def test_newly_added_tables(
     # the job streams get their rows, the old tables keep streaming, and a new table then altered
     # evolves. (Paimon inserts 1-10 random rows and picks a random new table; fixed here.)
     db, wh, s = source, str(tmp_path), database
-    args = {"including_tables": "t.+", "mode": "combined", "mysql_conf": {"scan.incremental.snapshot.chunk.size": "1"}}
+    args: dict[str, object] = {"including_tables": "t.+", "mode": "combined",
+                               "mysql_conf": {"scan.incremental.snapshot.chunk.size": "1"}}  # fmt: skip
+    if schema_change:
+        args["catalog_conf"] = TEST_ONLY_CATALOG_CONF
     db.execute("INSERT INTO t1 VALUES (1, 'one')", "INSERT INTO t2 VALUES (2, 'two', 20, 200)",
                "INSERT INTO t1 VALUES (3, 'three')", "INSERT INTO t2 VALUES (4, 'four', 40, 400)",
                database=s)  # fmt: skip
@@ -343,21 +355,16 @@ def test_newly_added_tables(
 def test_newly_added_tables_options_change(source: LocalMariaDB, tmp_path: Path) -> None:
     # A second job, given more --table-conf, creates the new table with all of it (and sets it on
     # the table the first job made).
-    from ingest.cli.settings import SyncSettings
-    from ingest.job import run
-    from tests.paimon_compat.mysql_setup import paimon_conf
-
     db, wh, s = source, str(tmp_path), "newly_added_tables_option_schange"
     db.execute("INSERT INTO t1 VALUES (1, 'one')", "INSERT INTO t1 VALUES (3, 'three')", database=s)
     conf = {"bucket": "1", "sink.parallelism": "1"}
-    _run(db, wh, s, table_conf=conf, mode="combined")
+    _run(db, wh, s, table_conf=conf, mode="combined", basic_table_conf=False)
     assert _tables(wh) == {"t1"}
     conf |= CHANGED_OPTIONS
     db.execute(
         "CREATE TABLE t2 (k INT, v1 VARCHAR(10), PRIMARY KEY (k))", "INSERT INTO t2 VALUES (1, 'Hi')", database=s
     )
-    run(SyncSettings(action="mysql-sync-database", warehouse=wh, database="default", mysql_conf=paimon_conf(db, s),
-                     available_now=True, checkpoint=f"{wh}/ck2", table_conf=conf))  # fmt: skip
+    _run(db, wh, s, table_conf=conf, checkpoint=f"{wh}/ck2", basic_table_conf=False)
     catalog = Catalog(wh)
     for table in ("t1", "t2"):
         options = catalog.table_options(f"default.{table}")
@@ -427,7 +434,7 @@ def test_monitored_and_excluded_tables_with_merging(source: LocalMariaDB, tmp_pa
                "INSERT INTO t3 VALUES (1, 'one')", database="monitored_and_excluded_shard_1")  # fmt: skip
     db.execute("INSERT INTO t1 VALUES (2, 'shard_2')", "INSERT INTO t2 VALUES (2, 0.5)",
                "INSERT INTO t3 VALUES (2, 'x')", database="monitored_and_excluded_shard_2")  # fmt: skip
-    _run(db, wh, shards, mode="combined", ignore_incompatible=True)
+    _run(db, wh, shards, mode="combined", ignore_incompatible=True, basic_table_conf=False)
     assert _tables(wh) == {"t1", "t2", "t3"}
     _check(wh, "t1", T1, ["+I[1, shard_1]", "+I[2, shard_2]"])
     _check(wh, "t2", [("k", "STRING NOT NULL"), ("v1", "STRING")], [])

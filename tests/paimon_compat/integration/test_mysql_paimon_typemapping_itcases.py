@@ -16,10 +16,8 @@ from typing import Any
 import pytest
 
 from deploy.local_mariadb import LocalMariaDB
-from ingest.cli.settings import SyncSettings
-from ingest.job import run
 from sinks.table.catalog import Catalog
-from tests.paimon_compat.mysql_setup import load_paimon_script, paimon_conf, sync_database
+from tests.paimon_compat.mysql_setup import load_paimon_script, mysql_sync_database, mysql_sync_table, sync_database
 from tests.paimon_read import java_rows, paimon_schema
 
 
@@ -32,7 +30,8 @@ def source(mariadb: LocalMariaDB) -> LocalMariaDB:
 
 
 def _run_database(db: LocalMariaDB, wh: str, database: str, modes: str, **extra: Any) -> None:
-    sync_database(db, wh, database, mode="combined", type_mapping=modes, **extra)
+    """Paimon's builder here: getBasicTableConfig(), ``--mode combined --type-mapping <modes>``."""
+    sync_database(db, wh, database, mode="combined", type_mapping=(modes,), **extra)
 
 
 def _check(wh: str, table: str, schema: list[tuple[str, str]], rows: list[str], keys: list[str]) -> None:
@@ -75,17 +74,17 @@ def test_tinyint1_not_bool(source: LocalMariaDB, tmp_path: Path) -> None:
     _check(wh, "t2", row_type_1, ["+I[1, 1]", "+I[2, 127]", "+I[3, -128]"], ["pk"])
 
 
-def test_conflict_tinyint1_not_bool(source: LocalMariaDB, tmp_path: Path) -> None:
-    with pytest.raises(
-        ValueError,
-        match=r"Type mapping option 'tinyint1-not-bool' conflicts with jdbc properties "
-        r"'jdbc\.properties\.tinyInt1isBit=true'\. Option 'tinyint1-not-bool' is equal to "
-        r"'jdbc\.properties\.tinyInt1isBit=false'\.",
-    ):
-        _run_database(
-            source, str(tmp_path), "tinyint1_not_bool_test", "tinyint1-not-bool",
-            mysql_conf={"jdbc.properties.tinyInt1isBit": "true"},
-        )  # fmt: skip
+def test_conflict_tinyint1_not_bool(source: LocalMariaDB, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    rc = mysql_sync_database(
+        source, str(tmp_path), "tinyint1_not_bool_test", mode="combined", type_mapping=("tinyint1-not-bool",),
+        mysql_conf={"jdbc.properties.tinyInt1isBit": "true"},
+    )  # fmt: skip
+    assert rc != 0
+    assert (
+        "Type mapping option 'tinyint1-not-bool' conflicts with jdbc properties 'jdbc.properties.tinyInt1isBit=true'. "
+        "Option 'tinyint1-not-bool' is equal to 'jdbc.properties.tinyInt1isBit=false'." in capsys.readouterr().err
+    )
 
 
 # --------------------------------------- all-to-string ---------------------------------------
@@ -157,20 +156,11 @@ ALL_TYPES_ROW_2 = "+I[2, 2.2, " + ", ".join(["NULL"] * 20) + ", 50000000000, " +
 
 def test_read_all_types(source: LocalMariaDB, tmp_path: Path) -> None:
     db, wh = source, str(tmp_path)
-    run(
-        SyncSettings(
-            action="mysql-sync-table",
-            warehouse=wh,
-            database="default",
-            table="all_types_table",
-            mysql_conf=paimon_conf(db, "all_to_string_test", **{"table-name": "all_types_table"}),
-            partition_keys=("pt",),
-            primary_keys=("pt", "_id"),
-            type_mapping="to-string",
-            available_now=True,
-            checkpoint=f"{wh}/ck",
-        )
-    )
+    rc = mysql_sync_table(
+        db, wh, "all_to_string_test", "all_types_table", table="all_types_table",
+        partition_keys=("pt",), primary_keys=("pt", "_id"), type_mapping=("to-string",),
+    )  # fmt: skip
+    assert rc == 0
     assert len(ALL_TYPES) == 78
     not_null = {"_id", "pt", "_serial"}
     schema = [(c, "STRING NOT NULL" if c in not_null else "STRING") for c in ALL_TYPES]
