@@ -37,37 +37,29 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from ingest import logs
+from ingest.kafka.fetch import RAW_DDL, READER_DEFAULTS, fetch_range, raw_batches
+from ingest.kafka.offset_checks import (
+    KafkaSourceError,
+    OffsetLoss,
+    Offsets,
+    TopicState,
+    find_losses,
+    resume,
+    split_ids,
+    with_ids,
+)
 from ingest.kafka.startup import StartupMode, parse_specific_offsets
 from ingest.pipeline.assembler import ParseSpec, assemble
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
-from schema_evolution.errors import LakeCdcError, TransientError
 from sinks.write.chunk_format import CHUNK_DDL
 
-log = structlog.get_logger(__name__)
+__all__ = ["READER_DEFAULTS", "KafkaSourceError"]  # kept importable from here (bench, tests)
 
-RAW_DDL = (
-    "topic string, partition int, offset bigint, timestamp timestamp, timestamp_type int, key binary, value binary"
-)
-RAW_SCHEMA = pa.schema(
-    [
-        pa.field("topic", pa.string()),
-        pa.field("partition", pa.int32()),
-        pa.field("offset", pa.int64()),
-        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
-        pa.field("timestamp_type", pa.int32()),
-        pa.field("key", pa.binary()),
-        pa.field("value", pa.binary()),
-    ]
-)
+log = structlog.get_logger(__name__)
 
 # Messages: smaller splits cost more in task overhead than they win in parallelism. Tests fix the
 # split size (LAKECDC_SPLIT_MESSAGES) so that ranges are split and the order across splits is exercised.
 _MIN_SPLIT = 20_000
-_FETCH = 10_000
-
-
-class KafkaSourceError(LakeCdcError):
-    """A Kafka-side problem that retrying will not fix (offsets gone, bad options)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +78,9 @@ class KafkaSourceSpec:
     # kafka-sync-table: a topic-pattern that matches no topic fails at start-up, as in Paimon (whose
     # schema discovery needs a topic); kafka-sync-database waits for matching topics.
     pattern_must_match: bool = False
+    # scan.offset-reset-on-loss: "none" stops the job when the checkpoint's offsets are gone from Kafka
+    # (ingest.kafka.offset_checks); "earliest" resumes those partitions from their earliest offset.
+    offset_reset_on_loss: str = "none"
 
     def to_json(self) -> str:
         return msgspec.json.encode(self).decode()
@@ -156,9 +151,6 @@ class KafkaCdcDataSource(DataSource):
         return KafkaStreamReader(self._spec(), kafka_properties(options), max_rows)
 
 
-Offsets = dict[str, dict[str, int]]
-
-
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, spec: KafkaSourceSpec, properties: dict[str, str], max_rows: int) -> None:
         logs.configure_once()  # runs in Spark's Python planner process, which never ran the CLI
@@ -166,12 +158,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.properties = properties
         self.max_rows = max_rows
         self._meta: Any = None
+        self._admin: Any = None
         self._target: Offsets | None = None
+        self._target_state: dict[str, TopicState] | None = None
 
-    # The metadata consumer lives on the driver only; executors get the reader without it.
+    # The metadata clients live on the driver only; executors get the reader without them.
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_meta"] = None
+        state["_admin"] = None if self._admin is not False else False
         return state
 
     def _consumer(self) -> Any:
@@ -215,11 +210,38 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         low, high = self._consumer().get_watermark_offsets(TopicPartition(topic, partition), timeout=30, cached=False)
         return int(low), int(high)
 
-    def _latest(self) -> Offsets:
-        return {
-            topic: {str(p): self._watermarks(topic, p)[1] for p in parts}
-            for topic, parts in self._topic_partitions().items()
-        }
+    def _topic_ids(self, topics: Sequence[str]) -> dict[str, str]:
+        """Each topic's id (Kafka >= 2.8), which changes when a topic is deleted and re-created;
+        empty where the broker has none or cannot say (the offset checks then use watermarks only,
+        and the reader stops asking)."""
+        if not topics or self._admin is False:
+            return {}
+        try:
+            if self._admin is None:
+                from confluent_kafka.admin import AdminClient
+
+                self._admin = AdminClient({k: v for k, v in self.properties.items() if k not in _CONSUMER_ONLY})
+            from confluent_kafka import TopicCollection
+
+            futures = self._admin.describe_topics(TopicCollection(list(topics)), request_timeout=10)
+            ids = {name: str(f.result(timeout=15).topic_id) for name, f in futures.items()}
+        except Exception as exc:
+            log.warning("Kafka topic ids unavailable: offsets are checked by watermarks only", error=str(exc))
+            self._admin = False
+            return {}
+        return {t: i for t, i in ids.items() if i.strip("A") not in ("", "None")}  # all-zero: no id
+
+    def _snapshot(self) -> dict[str, TopicState]:
+        """The topics the job reads, as the broker has them now."""
+        parts = self._topic_partitions()
+        ids = self._topic_ids(list(parts))
+        return {t: TopicState(ids.get(t), {p: self._watermarks(t, p) for p in ps}) for t, ps in parts.items()}
+
+    def _subscribed(self, topic: str) -> bool:
+        if topic in self.spec.topics:
+            return True
+        pattern = self.spec.topic_pattern
+        return bool(pattern) and not topic.startswith("__") and re.fullmatch(pattern or "", topic) is not None
 
     def initialOffset(self) -> dict:
         from confluent_kafka import TopicPartition
@@ -256,7 +278,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     )
                 offsets[topic][str(p)] = off
         log.info("initial offsets", mode=mode, offsets=offsets)
-        return offsets
+        return with_ids(offsets, self._topic_ids(list(offsets)))
 
     def _group_offsets(self, parts: dict[str, list[int]], offsets: Offsets) -> None:
         """The group's committed offsets; a partition without one starts where
@@ -294,21 +316,35 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.max_rows) if self.max_rows > 0 else ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self._target = self._latest()
+        self._target_state = self._snapshot()
+        self._target = _highs(self._target_state)
         log.info("available-now target", offsets=self._target)
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
-        latest = self._target if self._target is not None else self._latest()
-        end: Offsets = {t: dict(ps) for t, ps in start.items()}
+        positions, ids = split_ids(start)
+        state = self._target_state
+        if self._target is not None:
+            latest = self._target
+        else:
+            state = self._snapshot()
+            latest = _highs(state)
+        if state is not None:
+            current = {t: state.get(t) for t in positions if t in state or self._subscribed(t)}
+            losses = find_losses(positions, ids, current)
+            ids |= {t: s.topic_id for t, s in state.items() if s.topic_id}
+            if losses:
+                return with_ids(self._after_losses(positions, losses), ids)
+        end: Offsets = {t: dict(ps) for t, ps in positions.items()}
         available: dict[tuple[str, str], tuple[int, int]] = {}
         for topic, parts in latest.items():
             for p, high in parts.items():
                 if p not in end.get(topic, {}):
                     # A partition seen for the first time joins at its earliest offset; its data is
                     # read from the next micro-batch on (as Spark's own Kafka source does).
-                    end.setdefault(topic, {})[p] = self._watermarks(topic, int(p))[0]
+                    known = state[topic].watermarks.get(int(p)) if state and topic in state else None
+                    end.setdefault(topic, {})[p] = (known or self._watermarks(topic, int(p)))[0]
                     continue
-                s = int(start[topic][p])
+                s = positions[topic][p]
                 if high > s:
                     available[(topic, p)] = (s, high)
         budget = limit.max_rows if isinstance(limit, ReadMaxRows) else None
@@ -317,18 +353,40 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             counts = share_budget(counts, budget)
         for (topic, p), n in counts.items():
             end[topic][p] = available[(topic, p)][0] + n
-        return end
+        return with_ids(end, ids)
+
+    def _after_losses(self, positions: Offsets, losses: list[OffsetLoss]) -> Offsets:
+        """Stop naming every lost partition, or (scan.offset-reset-on-loss=earliest) a micro-batch
+        that reads nothing and moves each to its earliest offset, read from the next batch on."""
+        resumed = resume(positions, losses, self.spec.offset_reset_on_loss)
+        for loss in losses:
+            log.warning(
+                "Kafka offsets lost: resuming from the earliest offset (scan.offset-reset-on-loss=earliest); "
+                "messages after the checkpointed offset that were deleted are skipped, and a re-created topic "
+                "is read from its start",
+                problem=loss.describe(),
+                topic=loss.topic,
+                partition=loss.partition,
+                checkpointed=loss.checkpointed,
+                resume_at=loss.resume_at,
+            )
+        return resumed
 
     def reportLatestOffset(self) -> dict | None:
         return None
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        (first, first_ids), (last, last_ids) = split_ids(start), split_ids(end)
         ranges: list[tuple[str, int, int, int]] = []
-        for topic, parts in end.items():
+        for topic, parts in last.items():
+            if first_ids.get(topic, last_ids.get(topic)) != last_ids.get(topic, first_ids.get(topic)):
+                continue  # a re-created topic: this batch only moves to its earliest offsets
             for p, e in parts.items():
-                s = int(start.get(topic, {}).get(p, e))
+                s = first.get(topic, {}).get(p, e)
+                if e > s and self.spec.offset_reset_on_loss == "earliest":
+                    s = self._skip_deleted(topic, int(p), s, e)
                 if e > s:
-                    ranges.append((topic, int(p), s, int(e)))
+                    ranges.append((topic, int(p), s, e))
         total = sum(e - s for _, _, s, e in ranges)
         fixed = os.environ.get("LAKECDC_SPLIT_MESSAGES")
         if fixed:
@@ -336,11 +394,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         else:
             split = max(_MIN_SPLIT, math.ceil(total / max(self.spec.min_partitions, 1))) if total else 1
         out: list[KafkaRange] = []
-        for topic, p, s, e in ranges:
+        for topic, part, s, e in ranges:
             cur = s
             while cur < e:
                 nxt = e if e - cur < split * 1.5 else cur + split
-                out.append(KafkaRange(topic, p, cur, nxt))
+                out.append(KafkaRange(topic, part, cur, nxt))
                 cur = nxt
         return group_ranges(out, split)
 
@@ -351,9 +409,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for r in partition.ranges:
             started = time.monotonic()
             cpu = time.process_time()
-            messages = fetch_range(self.properties, r, self.spec.poll_timeout_s)
+            messages = fetch_range(self.properties, r.topic, r.partition, r.start, r.end, self.spec.poll_timeout_s)
             if self.spec.parse is None:
-                yield from _raw_batches(r, messages)
+                yield from raw_batches(r.topic, r.partition, messages)
             else:
                 yield from assemble(self.spec.parse, r.topic, r.partition, messages)
             log.debug(
@@ -366,6 +424,20 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             )
         release_unused_memory()
 
+    def _skip_deleted(self, topic: str, partition: int, start: int, end: int) -> int:
+        """With scan.offset-reset-on-loss=earliest, where a range starts below the partition's earliest
+        offset (retention since the checkpoint), read from the earliest, logging what is skipped."""
+        low = self._watermarks(topic, partition)[0]
+        if low <= start:
+            return start
+        log.warning(
+            "Kafka offsets deleted before they were read: skipped (scan.offset-reset-on-loss=earliest)",
+            topic=topic,
+            partition=partition,
+            skipped=f"{start}..{min(low, end) - 1}",
+        )
+        return min(low, end)
+
     def commit(self, end: dict) -> None:
         # Offsets live in the checkpoint; committing them to the consumer group too lets Kafka
         # tooling show the job's lag (as Flink's Kafka source does on checkpoints).
@@ -374,7 +446,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return
         from confluent_kafka import TopicPartition
 
-        tps = [TopicPartition(t, int(p), int(o)) for t, ps in end.items() for p, o in ps.items()]
+        tps = [TopicPartition(t, int(p), o) for t, ps in split_ids(end)[0].items() for p, o in ps.items()]
         if tps:
             try:
                 self._consumer().commit(offsets=tps, asynchronous=False)
@@ -385,6 +457,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._meta is not None:
             self._meta.close()
             self._meta = None
+
+
+_CONSUMER_ONLY = {"group.id", "auto.offset.reset", "enable.auto.commit", "isolation.level"}
+_CONSUMER_ONLY |= {"queued.max.messages.kbytes", "fetch.queue.backoff.ms", "enable.partition.eof"}
+
+
+def _highs(state: Mapping[str, TopicState]) -> Offsets:
+    return {t: {str(p): high for p, (_, high) in sorted(s.watermarks.items())} for t, s in state.items()}
 
 
 def share_budget(counts: Mapping[tuple[str, str], int], budget: int) -> dict[tuple[str, str], int]:
@@ -403,97 +483,3 @@ def share_budget(counts: Mapping[tuple[str, str], int], budget: int) -> dict[tup
             shares[tp] += 1
             left -= 1
     return shares
-
-
-# librdkafka prefetches up to 64 MiB per partition, past the end of a range too, so a micro-batch
-# of a backlog fetched much of the next batch's messages and threw them away (broker and reader
-# CPU). A 16 MiB queue read a 125k-message range ~19% faster with ~20% less CPU; a queue that
-# small needs a short backoff, or librdkafka waits 1 s whenever it is full (bench/README.md).
-# ``properties.*`` in --kafka-conf overrides either.
-READER_DEFAULTS = {"queued.max.messages.kbytes": "16384", "fetch.queue.backoff.ms": "20"}
-
-
-def fetch_range(
-    properties: Mapping[str, str], r: KafkaRange, poll_timeout_s: float
-) -> Iterator[tuple[bytes | None, bytes | None, int, int | None, int]]:
-    """Messages ``[r.start, r.end)`` of one partition as ``(value, key, offset, ts_ms, ts_type)``."""
-    from confluent_kafka import Consumer, KafkaError, TopicPartition
-
-    props: dict[str, Any] = {**properties, "enable.auto.commit": False, "enable.partition.eof": False}
-    props.setdefault("group.id", "lakecdc-reader")
-    for key, value in READER_DEFAULTS.items():
-        props.setdefault(key, value)
-    # An offset that is no longer in Kafka (retention) must stop the job, never be skipped silently.
-    props["auto.offset.reset"] = "error"
-    consumer = Consumer(props)
-    try:
-        tp = TopicPartition(r.topic, r.partition, r.start)
-        consumer.assign([tp])
-        nxt = r.start
-        deadline = time.monotonic() + poll_timeout_s
-        while nxt < r.end:
-            msgs = consumer.consume(num_messages=min(_FETCH, r.end - nxt), timeout=1.0)
-            if not msgs:
-                position = consumer.position([TopicPartition(r.topic, r.partition)])[0].offset
-                if position >= r.end:  # the rest were transaction markers or compacted away
-                    break
-                if time.monotonic() > deadline:
-                    raise TransientError(
-                        f"Kafka topic '{r.topic}', partition {r.partition}: offsets {nxt}..{r.end - 1} "
-                        f"could not be fetched within {poll_timeout_s:.0f} s; is the broker reachable?"
-                    )
-                continue
-            deadline = time.monotonic() + poll_timeout_s
-            for m in msgs:
-                err = m.error()
-                if err is not None:
-                    if err.code() == KafkaError._AUTO_OFFSET_RESET or err.code() == KafkaError.OFFSET_OUT_OF_RANGE:
-                        raise KafkaSourceError(
-                            f"Kafka topic '{r.topic}', partition {r.partition}: offset {nxt} is no longer "
-                            f"available (deleted by retention?). Changes were lost upstream; restart with a new "
-                            f"checkpoint and a fresh snapshot of the source."
-                        )
-                    if err.fatal() or not err.retriable():
-                        raise KafkaSourceError(f"Kafka topic '{r.topic}', partition {r.partition}: {err}")
-                    raise TransientError(f"Kafka topic '{r.topic}', partition {r.partition}: {err}")
-                off = m.offset()
-                if off is None:  # only error events lack an offset, and those were handled above
-                    continue
-                if off >= r.end:
-                    nxt = r.end
-                    break
-                ts_type, ts = m.timestamp()
-                yield m.value(), m.key(), off, (ts if ts_type else None), ts_type
-                nxt = off + 1
-    finally:
-        consumer.close()
-
-
-def _raw_batches(
-    r: KafkaRange, messages: Iterator[tuple[bytes | None, bytes | None, int, int | None, int]]
-) -> Iterator[pa.RecordBatch]:
-    rows: list[tuple[Any, ...]] = []
-    for m in messages:
-        rows.append(m)
-        if len(rows) >= _FETCH:
-            yield _raw_batch(r, rows)
-            rows = []
-    if rows:
-        yield _raw_batch(r, rows)
-
-
-def _raw_batch(r: KafkaRange, rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
-    values, keys, offsets, ts, ts_types = zip(*rows, strict=True)
-    n = len(rows)
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.array([r.topic] * n, pa.string()),
-            pa.array([r.partition] * n, pa.int32()),
-            pa.array(offsets, pa.int64()),
-            pa.array(ts, pa.timestamp("ms", tz="UTC")).cast(pa.timestamp("us", tz="UTC")),
-            pa.array(ts_types, pa.int32()),
-            pa.array(keys, pa.binary()),
-            pa.array(values, pa.binary()),
-        ],
-        schema=RAW_SCHEMA,
-    )
