@@ -45,6 +45,7 @@ class KafkaSource:
             min_partitions=parallelism,
             commit_offsets_to_group=commit_offsets_to_group(conf),
             pattern_must_match=not self.settings.action.database_sync,
+            offset_reset_on_loss=conf.get("scan.offset-reset-on-loss", "none").strip().lower(),
         )
 
     def options(self, parse: ParseSpec, parallelism: int) -> dict[str, str]:

@@ -262,6 +262,17 @@ KAFKA_OPTIONS = OptionTable(
             "0:42",
         ),
         ConfOption(
+            "scan.offset-reset-on-loss",
+            H,
+            "lakecdc's own: what a restarted job does when the checkpoint's offsets are no longer in Kafka (topic "
+            "deleted and re-created, log truncated, retention deleted unread messages, partitions removed): none "
+            "(the default) stops naming topic, partition and offsets; earliest resumes those partitions from their "
+            "earliest offset, logging a warning with what was skipped or is read again",
+            "earliest",
+            one_of(("none", "earliest")),
+            "latest",
+        ),
+        ConfOption(
             "schema.registry.url",
             N,
             "Paimon reads it for debezium-avro only, which lakecdc does not parse yet",
