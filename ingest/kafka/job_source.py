@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ingest.kafka.discovery import check_schema_discoverable
 from ingest.kafka.options import commit_offsets_to_group, librdkafka_config, startup_mode, topic_list
 from ingest.kafka.source import KafkaCdcDataSource, KafkaSourceSpec
 from ingest.source import MarksHook, SourceSettings
@@ -30,7 +31,7 @@ class KafkaSource:
         return self.settings.kafka_conf["value.format"].strip().lower()  # Paimon lower-cases it too
 
     def check_startup(self) -> None:
-        pass
+        check_schema_discoverable(self.settings)  # kafka-sync-table creating its table, as Paimon's
 
     def spec(self, parse: ParseSpec, parallelism: int) -> KafkaSourceSpec:
         conf = self.settings.kafka_conf
