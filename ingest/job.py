@@ -22,13 +22,16 @@ from ingest.paimon.source import PaimonDataSource
 from ingest.pipeline.assembler import ParseSpec
 from ingest.pipeline.routing import TableRouter
 from ingest.source import Source, SourceKind, SourceSettings
+from ingest.streaming.checkpoint import SPARK_DIR, CheckpointGuard, SparkProgress
 from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor, configure_session
 from ingest.workers.warmup import start_warming
 from schema_evolution.errors import LakeCdcError, TransientError
 from schema_evolution.type_mapping import parse_type_mapping
-from sinks.local_files import write_atomically
 from sinks.table.catalog import Catalog
+from sinks.table.locations import resolve_location
 from sinks.table.prepare import TablePolicy, TablePreparer
+from sinks.write.committer import Committer
+from sinks.write.lease import DEFAULT_TTL, Fence, Owner
 
 if TYPE_CHECKING:
     # Annotations only: the command line builds the settings and calls run() (cli -> job).
@@ -67,21 +70,58 @@ class JobResult:
 
 
 def default_checkpoint(settings: SyncSettings) -> str:
-    return os.path.join(settings.warehouse, "_lakecdc", "checkpoints", settings.job_name)
+    """``<warehouse>/_lakecdc/checkpoints/<job>``: an absolute local path, also for a ``file:`` URI
+    warehouse (never a relative folder named after the URI)."""
+    return os.path.join(resolve_location(settings.warehouse), "_lakecdc", "checkpoints", settings.job_name)
 
 
 def commit_user(checkpoint: str) -> str:
     """The job's stable Paimon commit user, kept beside Spark's checkpoint.
 
     Exactly-once depends on it: Paimon skips commit identifiers (batch ids) that this user has
-    already committed, so a new user would re-commit replayed batches.
+    already committed, so a new user would re-commit replayed batches. Created once: two first
+    starts that race both read the user that won (a complete file, linked into place).
     """
     path = Path(checkpoint) / COMMIT_USER_FILE
-    if path.exists():
-        return path.read_text().strip()
-    user = f"lakecdc-{uuid.uuid4()}"
-    write_atomically(path, user)
-    return user
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{COMMIT_USER_FILE}.{uuid.uuid4()}")
+        tmp.write_text(f"lakecdc-{uuid.uuid4()}")
+        try:
+            os.link(tmp, path)  # fails if another start created it first
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+    return path.read_text().strip()
+
+
+def lease_settings() -> tuple[float, bool]:
+    """``LAKECDC_LEASE_SECONDS`` (how long a crashed job's leases block a new one, default 60) and
+    ``LAKECDC_FORCE_LEASE`` (take leases over even from a live holder)."""
+    seconds = float(os.environ.get("LAKECDC_LEASE_SECONDS", DEFAULT_TTL))
+    if not seconds >= 1:
+        raise JobFailed(f"LAKECDC_LEASE_SECONDS={seconds}: give a number of seconds, at least 1")
+    force = os.environ.get("LAKECDC_FORCE_LEASE", "").strip().lower() in ("1", "true", "yes")
+    if force:
+        log.warning("LAKECDC_FORCE_LEASE: taking over leases of other jobs; two live jobs corrupt data")
+    return seconds, force
+
+
+def checkpoint_guard(settings: SyncSettings, checkpoint: str, user: str, fence: Fence) -> CheckpointGuard:
+    """Refuses a Spark checkpoint behind its commit user's commits, and takes the leases of the
+    tables the job is known to write (the rest when it first writes them)."""
+    committer = Committer(settings.warehouse, settings.catalog_conf, user)
+    progress = SparkProgress.read(Path(checkpoint) / SPARK_DIR)
+    guard = CheckpointGuard(checkpoint, user, progress, committer.last_identifier, committer.table_directory, fence)
+    known = (
+        []
+        if settings.action.database_sync
+        else [f"{settings.name(settings.database)}.{settings.name(settings.table or '')}"]
+    )
+    guard.hold([*guard.tables, *known])
+    guard.check_start(known)
+    return guard
 
 
 # The local-mode driver JVM is the executor too, and it only moves chunks (large binary values)
@@ -193,16 +233,35 @@ def table_preparer(settings: SyncSettings, source: Source, checkpoint: str, user
 
 
 def run(settings: SyncSettings) -> JobResult:
-    """Run the sync job until it is stopped (or, with ``available_now``, until Kafka is drained)."""
+    """Run the sync job until it is stopped (or, with ``available_now``, until Kafka is drained).
+
+    The job holds the leases of its checkpoint and tables while it runs (``sinks.write.lease``)."""
     checkpoint = settings.checkpoint or default_checkpoint(settings)
-    user = commit_user(checkpoint)
+    ttl, force = lease_settings()
+    fence = Fence(Owner.this_process(f"job '{settings.job_name}' (checkpoint {checkpoint})"), ttl, force)
+    try:
+        try:
+            fence.hold(Path(checkpoint), f"checkpoint {checkpoint}")
+            user = commit_user(checkpoint)
+            guard = checkpoint_guard(settings, checkpoint, user, fence)
+        except LakeCdcError as exc:
+            raise JobFailed(f"{type(exc).__name__}: {exc}", exc.terminal) from None
+        return _run(settings, checkpoint, user, guard)
+    finally:
+        fence.close()
+
+
+def _run(settings: SyncSettings, checkpoint: str, user: str, guard: CheckpointGuard) -> JobResult:
     source = source_for(settings, checkpoint)
+    try:
+        source.check_startup()  # before Spark starts, as Paimon checks before Flink's job (#29)
+    except LakeCdcError as exc:
+        raise JobFailed(f"{type(exc).__name__}: {exc}", exc.terminal) from None
     preparer = table_preparer(settings, source, checkpoint, user)
     spark = spark_session(settings, source)
     configure_session(spark)
     parallelism = spark.sparkContext.defaultParallelism
     start_warming(spark, (*source.worker_modules, *WORKER_MODULES))
-    source.check_startup()
     processor = MicroBatchProcessor(
         settings.warehouse,
         settings.catalog_conf,
@@ -210,6 +269,7 @@ def run(settings: SyncSettings) -> JobResult:
         preparer,
         source.marks_hook,
         parallel_write_min_rows=settings.parallel_write_min_rows,
+        guard=guard,
     )
     reader = spark.readStream.format(source.data_source.name())
     for key, value in source.options(parse_spec(settings, source.value_format), parallelism).items():
@@ -219,7 +279,7 @@ def run(settings: SyncSettings) -> JobResult:
     writer = (
         reader.load()
         .writeStream.foreachBatch(processor)
-        .option("checkpointLocation", os.path.join(checkpoint, "spark"))
+        .option("checkpointLocation", os.path.join(checkpoint, SPARK_DIR))
         .queryName(settings.job_name)
     )
     writer = (

@@ -21,6 +21,7 @@ from typing import Any
 
 import structlog
 
+from ingest.streaming.checkpoint import CheckpointGuard
 from ingest.streaming.maintenance import StreamMaintenance
 from ingest.streaming.write_task import write_task
 from sinks.layout import RecordSchema
@@ -87,6 +88,7 @@ class MicroBatchProcessor:
         preparer: TablePreparer,
         on_marks: Callable[[int, list[str], Callable[[str], bool]], None] | None = None,
         parallel_write_min_rows: int = MIN_ROWS,
+        guard: CheckpointGuard | None = None,
     ) -> None:
         self.warehouse = warehouse
         self.catalog_options = catalog_options
@@ -96,6 +98,8 @@ class MicroBatchProcessor:
         self.parallel_write_min_rows = parallel_write_min_rows
         self.committer = Committer(warehouse, catalog_options, commit_user)
         self.maintenance = StreamMaintenance(warehouse, catalog_options, commit_user)
+        # Leases and the checkpoint's batch ids against the commit user's (ingest.streaming.checkpoint)
+        self.guard = guard
         self.stats = BatchStats()
         self.failure: BaseException | None = None
 
@@ -164,6 +168,8 @@ class MicroBatchProcessor:
                 schemas.append((r["table"], RecordSchema.from_json(r["schema"])))
         layouts = self.preparer.prepare(schemas)
         tables = [t for t in dict.fromkeys(t for t, _ in schemas) if t in layouts]
+        if self.guard is not None:
+            self.guard.hold(tables)  # before any writer of the batch: a second job is refused here
         if marks and self.on_marks is not None:
             # Kept before the commit, and only for tables whose commit of this batch id is not
             # already in Paimon (a replay keeps the notes of the attempt that committed).
@@ -213,14 +219,19 @@ class MicroBatchProcessor:
         by_table: dict[str, list[bytes]] = defaultdict(list)
         for m in messages:
             by_table[m["table"]].append(bytes(m["message"]))
-        for table in plan.tables:
-            if not by_table.get(table):
-                continue
+        tables = [t for t in plan.tables if by_table.get(t)]
+        if self.guard is not None:
+            self.guard.before_commit(plan.batch_id, tables)
+        for table in tables:
+            if self.guard is not None:
+                self.guard.before_table_commit(table)
             if self.committer.commit(table, plan.batch_id, by_table[table]):
                 self.stats.commits += 1
             else:
                 self.stats.skipped_commits += 1
-        return [t for t in plan.tables if by_table.get(t)]
+                if self.guard is not None:
+                    self.guard.skipped(table, plan.batch_id)
+        return tables
 
     def _count(self, plan: BatchPlan) -> tuple[int, int]:
         """Add the batch to the job's statistics; its (events, rows)."""

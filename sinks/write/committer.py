@@ -8,6 +8,7 @@ when the crash fell between two tables' commits.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import structlog
 
@@ -25,6 +26,12 @@ class Committer:
     def is_committed(self, table: str, batch_id: int) -> bool:
         """Whether this commit user already committed identifier ``batch_id`` (or a later one) to
         ``table``: what ``filter_and_commit`` would skip."""
+        last = self.last_identifier(table)
+        return last is not None and last >= batch_id
+
+    def last_identifier(self, table: str) -> int | None:
+        """The latest identifier this commit user committed to ``table`` (None: none, or no table);
+        ``filter_and_commit`` skips every identifier up to it."""
         from pypaimon.catalog.catalog_exception import TableNotExistException
 
         from sinks.store.tables import open_table
@@ -32,14 +39,27 @@ class Committer:
         try:
             paimon_table = open_table(self.warehouse, self.catalog_options, table)
         except TableNotExistException:
-            return False
+            return None
         manager = paimon_table.snapshot_manager()
         snapshot = manager.get_latest_snapshot()
         while snapshot is not None:
             if snapshot.commit_user == self.commit_user:
-                return int(snapshot.commit_identifier) >= batch_id
+                return int(snapshot.commit_identifier)
             snapshot = manager.get_snapshot_by_id(snapshot.id - 1) if snapshot.id > 1 else None
-        return False
+        return None
+
+    def table_directory(self, table: str) -> Path | None:
+        """Where ``table`` keeps its files (a local path: lakecdc's warehouses are local); None
+        when there is no such table yet."""
+        from pypaimon.catalog.catalog_exception import TableNotExistException
+
+        from sinks.store.tables import open_table
+
+        try:
+            location = str(open_table(self.warehouse, self.catalog_options, table).table_path)
+        except TableNotExistException:
+            return None
+        return Path(location.removeprefix("file://").removeprefix("file:"))
 
     def commit(self, table: str, batch_id: int, messages: Sequence[bytes]) -> bool:
         """Commit ``messages`` as identifier ``batch_id``; False when it was committed before."""
