@@ -4,6 +4,7 @@ beside the checkpoint."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -139,12 +140,18 @@ def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
         select = ", ".join(quote(col) for col in columns)
         rows: dict[tuple[Any, ...], dict[str, Any]] = {}
         # Unbuffered: the server streams the chunk, scan.snapshot.fetch.size rows at a time.
-        with c.cursor(pymysql.cursors.SSCursor) as cur:
+        cur = c.cursor(pymysql.cursors.SSCursor)
+        try:
             cur.execute(f"SELECT {select} FROM {quote(chunk.database)}.{quote(chunk.table)}{where}", args)
             while fetched := cur.fetchmany(spec.fetch_size):
                 for values in fetched:
                     row = dict(zip(columns, values, strict=True))
                     rows[tuple(row[k] for k in keys)] = row
+        finally:
+            # Closing drains the rest of the result: on a lost connection that fails too (pymysql
+            # raises AttributeError), and the first error is the one to handle.
+            with contextlib.suppress(Exception):
+                cur.close()
         # scan.incremental.snapshot.backfill.skip: no LW..HW binlog read. The chunk's HW is its LW, so
         # the binlog phase re-applies every change after LW (at least once; it converges by key).
         high = low if spec.skip_backfill else master_status(c)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ingest.mysql.snapshot import SnapshotRegistry
+from ingest.mysql.snapshot import KnownTables, SnapshotRegistry
 
 
 def test_registry_never_replaces_the_watermark_of_committed_rows(tmp_path: Path) -> None:
@@ -23,3 +23,12 @@ def test_registry_never_replaces_the_watermark_of_committed_rows(tmp_path: Path)
     # A replay of a committed batch: Paimon holds the first attempt's rows, as of the recorded HW.
     registry.record(0, [mark(200)], committed=lambda table: table == "ods.t")
     assert registry.by_table() == {"d.t": [(None, 10, "b.1", 150)]}
+
+
+def test_known_tables_grow_and_tell_an_old_checkpoint(tmp_path: Path) -> None:
+    known = KnownTables(str(tmp_path))
+    assert known.load() is None  # a checkpoint from before the list: nothing is taken for newly matched
+    known.save([("d", "a")])
+    known.add([("d", "a"), ("d", "b")])
+    known.add([("d", "a")])
+    assert known.load() == {"d.a", "d.b"}
