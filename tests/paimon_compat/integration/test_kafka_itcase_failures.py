@@ -89,7 +89,7 @@ def test_kafka_no_non_ddl_data(
     _produce(kafka, topic_name, CANAL_TABLE / "nononddldata" / "canal-data-1.txt")
     capsys.readouterr()
     conf = {"value.format": "canal-json", "topic": topic_name}
-    keys = {"partition_keys": ("pt",), "primary_keys": ("pt", "_id")}
+    keys: dict[str, Any] = {"partition_keys": ("pt",), "primary_keys": ("pt", "_id")}
     code = kafka_sync_table(warehouse, kafka.bootstrap, conf, table_conf=basic_table_config(), **keys)
     err = _failure(capsys, code)
     assert (
