@@ -78,7 +78,7 @@ class MySqlSource:
             require_primary_key=table_sync and not settings.primary_keys,
             newly_added_tables=_true(conf.get("scan.newly-added-table.enabled", "true")),
             skip_backfill=_true(conf.get("scan.incremental.snapshot.backfill.skip", "false")),
-            fetch_size=int(conf.get("scan.snapshot.fetch.size", "1024")),
+            fetch_size=int(conf["scan.snapshot.fetch.size"]) if "scan.snapshot.fetch.size" in conf else None,
         )
 
     def options(self, parse: ParseSpec, parallelism: int) -> dict[str, str]:

@@ -248,7 +248,8 @@ MYSQL_OPTIONS = OptionTable(
         ConfOption(
             "scan.snapshot.fetch.size",
             H,
-            "rows per fetch while a snapshot chunk is read (default 1024)",
+            "rows per fetch while a snapshot chunk is read, streamed (without it, lakecdc reads a chunk in one "
+            "buffered fetch, which is faster; Flink CDC's default is 1024)",
             "4096",
             _positive,
         ),

@@ -51,7 +51,10 @@ class MySqlSourceSpec:
     # newly match; false: they are read from the binlog only (Flink CDC's behaviour without it).
     newly_added_tables: bool = True
     skip_backfill: bool = False  # scan.incremental.snapshot.backfill.skip: at-least-once snapshot chunks
-    fetch_size: int = 1024  # scan.snapshot.fetch.size: rows per fetch of a chunk's SELECT
+    # scan.snapshot.fetch.size: rows per fetch of a chunk's SELECT, on an unbuffered cursor. Without it
+    # the chunk is read in one buffered fetch: ~25% faster to read (pymysql's unbuffered cursor costs
+    # more per row), and the chunk's rows are held whole anyway until its HW.
+    fetch_size: int | None = None
 
     def to_json(self) -> str:
         d = msgspec.to_builtins(self)

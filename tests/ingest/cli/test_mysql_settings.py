@@ -105,7 +105,7 @@ def _spec(**conf: str) -> MySqlSourceSpec:
 
 def test_source_options_reach_the_spec() -> None:
     default = _spec()
-    assert default.newly_added_tables and not default.skip_backfill and default.fetch_size == 1024
+    assert default.newly_added_tables and not default.skip_backfill and default.fetch_size is None
     assert default.connection.max_retries is None and default.startup_mode == "initial"
     assert not _spec(**{"scan.newly-added-table.enabled": "FALSE"}).newly_added_tables
     assert _spec(**{"scan.incremental.snapshot.backfill.skip": "true"}).skip_backfill
