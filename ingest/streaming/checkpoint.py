@@ -8,7 +8,7 @@ as "already committed": data silently lost. So
 
 - at start-up, Spark's latest planned batch must not be below the latest identifier the commit user
   committed to any table this checkpoint wrote (``lakecdc-tables.json`` lists them) or will write;
-- before a table's first commit of a run, the same check for that table;
+- before a table is first written in a run, the same check for that table;
 - a commit that Paimon skips is accepted only for the batch Spark replays (planned, not finished).
 
 Otherwise the job stops (``CheckpointMismatch``) naming the checkpoint, table and identifier.
@@ -139,15 +139,20 @@ class CheckpointGuard:
                 self.fence.hold(directory, f"table {table}")
                 self.directories[table] = directory
 
-    def before_commit(self, batch_id: int, tables: Iterable[str]) -> None:
-        """Before the batch's first commit: each table new to this run is checked against the batch
-        id, and remembered in ``lakecdc-tables.json`` (written only when a table is new to it)."""
+    def before_write(self, batch_id: int, tables: Iterable[str]) -> None:
+        """Before any writer of the batch: the tables' leases, and each table new to this run
+        checked against the batch id (a new batch must be beyond every identifier its commit user
+        committed; the replayed one may equal it)."""
         tables = list(tables)
-        # A new batch must be beyond every identifier already committed; the replayed one may equal it.
+        self.hold(tables)
         limit = batch_id if batch_id == self.progress.replay else batch_id - 1
         for table in tables:
             if table not in self.checked:
                 self._check_table(table, limit)
+
+    def before_commit(self, tables: Iterable[str]) -> None:
+        """Before the batch's first commit: tables new to ``lakecdc-tables.json`` are added (the
+        file is written only then)."""
         new = [t for t in tables if t not in self.tables]
         if new:
             self.tables += new

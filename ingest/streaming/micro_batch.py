@@ -169,7 +169,7 @@ class MicroBatchProcessor:
         layouts = self.preparer.prepare(schemas)
         tables = [t for t in dict.fromkeys(t for t, _ in schemas) if t in layouts]
         if self.guard is not None:
-            self.guard.hold(tables)  # before any writer of the batch: a second job is refused here
+            self.guard.before_write(batch_id, tables)  # leases, batch id vs. committed ids: refused here
         if marks and self.on_marks is not None:
             # Kept before the commit, and only for tables whose commit of this batch id is not
             # already in Paimon (a replay keeps the notes of the attempt that committed).
@@ -221,7 +221,7 @@ class MicroBatchProcessor:
             by_table[m["table"]].append(bytes(m["message"]))
         tables = [t for t in plan.tables if by_table.get(t)]
         if self.guard is not None:
-            self.guard.before_commit(plan.batch_id, tables)
+            self.guard.before_commit(tables)
         for table in tables:
             if self.guard is not None:
                 self.guard.before_table_commit(table)

@@ -78,22 +78,26 @@ def test_a_table_first_committed_in_this_run_is_checked_against_the_batch(tmp_pa
     guard = _guard(tmp_path, SparkProgress(None, None), {"ods.new": 0})
     guard.check_start([])  # nothing known at start-up (a database sync's first run)
     with pytest.raises(CheckpointMismatch, match=r"batch 0 to table ods\.new"):
-        guard.before_commit(0, ["ods.new"])
+        guard.before_write(0, ["ods.new"])
     assert not (tmp_path / TABLES_FILE).exists()
 
 
 def test_the_tables_file_is_written_only_for_a_new_table(tmp_path: Path) -> None:
     guard = _guard(tmp_path, SparkProgress(4, 3), {"ods.a": 4})
-    guard.before_commit(4, ["ods.a"])  # the replayed batch may be committed already
+    guard.before_write(4, ["ods.a"])  # the replayed batch may be committed already
+    assert not (tmp_path / TABLES_FILE).exists()
+    guard.before_commit(["ods.a"])
     assert json.loads((tmp_path / TABLES_FILE).read_text()) == ["ods.a"]
     mtime = (tmp_path / TABLES_FILE).stat().st_mtime_ns
-    guard.before_commit(5, ["ods.a"])
+    guard.before_write(5, ["ods.a"])
+    guard.before_commit(["ods.a"])
     assert (tmp_path / TABLES_FILE).stat().st_mtime_ns == mtime
-    guard.before_commit(6, ["ods.a", "ods.b"])
+    guard.before_write(6, ["ods.a", "ods.b"])
+    guard.before_commit(["ods.a", "ods.b"])
     assert json.loads((tmp_path / TABLES_FILE).read_text()) == ["ods.a", "ods.b"]
     # A table new to the run whose identifier already reached the new batch's: refused.
     with pytest.raises(CheckpointMismatch, match=r"batch 6 to table ods\.c"):
-        _guard(tmp_path, SparkProgress(5, 5), {"ods.c": 6}).before_commit(6, ["ods.c"])
+        _guard(tmp_path, SparkProgress(5, 5), {"ods.c": 6}).before_write(6, ["ods.c"])
 
 
 def test_only_the_replayed_batch_may_be_skipped(tmp_path: Path) -> None:
@@ -111,7 +115,7 @@ def test_table_leases_are_taken_before_writing(tmp_path: Path) -> None:
     fence = Fence(Owner.this_process("job 'mine'"))
     guard = _guard(tmp_path, SparkProgress(None, None), {}, fence)
     try:
-        guard.hold(["ods.a"])
+        guard.before_write(0, ["ods.a"])
         assert (tmp_path / "wh" / "ods.a" / LEASE_FILE).exists()
         guard.before_table_commit("ods.a")
         with pytest.raises(LeaseHeld, match=r"table ods\.b is in use by another job: job 'other'"):

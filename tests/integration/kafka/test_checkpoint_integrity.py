@@ -71,7 +71,9 @@ def _snapshots(warehouse: str) -> dict[str, int]:
     return {t: len(list((Path(warehouse) / "ods.db" / t / "snapshot").glob("snapshot-*"))) for t in TABLES}
 
 
-@pytest.mark.parametrize("damage", ["deleted", "restored-from-an-older-backup"])
+@pytest.mark.parametrize(
+    "damage", ["deleted", "restored-from-an-older-backup", "commit-user-copied-to-a-new-checkpoint"]
+)
 def test_a_spark_checkpoint_behind_its_commit_user_is_refused_and_a_new_checkpoint_is_exact(
     spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str, tmp_path: Path, damage: str
 ) -> None:
@@ -88,8 +90,14 @@ def test_a_spark_checkpoint_behind_its_commit_user_is_refused_and_a_new_checkpoi
     assert run(_settings(warehouse, kafka, topic_name, checkpoint)).stats.batches >= 2
     _assert_exact(warehouse, full.prefix(thirds[1]))
 
-    shutil.rmtree(spark_dir)
-    if damage != "deleted":
+    if damage == "commit-user-copied-to-a-new-checkpoint":
+        # Known only when the first batch is planned (no list of tables beside it): refused before writing.
+        (tmp_path / "ck-copy").mkdir()
+        shutil.copy(checkpoint / COMMIT_USER_FILE, tmp_path / "ck-copy" / COMMIT_USER_FILE)
+        checkpoint, spark_dir = tmp_path / "ck-copy", tmp_path / "ck-copy" / "spark"
+    else:
+        shutil.rmtree(spark_dir)
+    if damage == "restored-from-an-older-backup":
         shutil.copytree(backup, spark_dir)
     kafka.produce(topic_name, full.messages[thirds[1] :], partition_by_key(2))
     before = _snapshots(warehouse)
@@ -97,7 +105,8 @@ def test_a_spark_checkpoint_behind_its_commit_user_is_refused_and_a_new_checkpoi
         run(_settings(warehouse, kafka, topic_name, checkpoint))
     message = str(info.value)
     user = (checkpoint / COMMIT_USER_FILE).read_text()
-    assert message.startswith(f"CheckpointMismatch: checkpoint {checkpoint}: its Spark checkpoint ({spark_dir})")
+    assert message.startswith(f"CheckpointMismatch: checkpoint {checkpoint}: its Spark checkpoint ({spark_dir}) ")
+    assert ("has batches up to" if damage.startswith("restored") else "has no batches (new or deleted)") in message
     assert f"but its commit user {user} already committed batch " in message
     assert "to table ods.orders" in message or "to table ods.customers" in message
     assert "Restore the Spark checkpoint" in message and "new --checkpoint" in message
