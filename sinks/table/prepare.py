@@ -62,6 +62,25 @@ class SchemaChangeRefused(IncompatibleTypeChange):
         LakeCdcError.__init__(self, f"{paimon}\n({exc})")
 
 
+class ShardsNotMergeable(IncompatibleTypeChange):
+    """Two source tables synced into one Paimon table disagree on a column's type at start-up: Paimon's
+    message (``JdbcSchemaUtils.mergeSchema``) first, then lakecdc's."""
+
+    def __init__(self, first: str, other: str, exc: IncompatibleTypeChange) -> None:
+        self.table, self.column, self.old, self.new = exc.table, exc.column, exc.old, exc.new
+        paimon = (
+            f"Column {exc.column} have different types when merging schemas.\n"
+            f"Current table '{first}' field: `{exc.column}` {exc.old}\n"
+            f"To be merged table '{other}' field: `{exc.column}` {exc.new}"
+        )
+        LakeCdcError.__init__(
+            self,
+            f"{paimon}\n(source tables {first} and {other} go into one Paimon table, {exc.table}, but their column "
+            f"{exc.column} has types Paimon cannot merge, {exc.old} and {exc.new}: narrow table-name to tables "
+            f"whose columns agree, or sync them into separate tables)",
+        )
+
+
 def _java_list(items: Sequence[str]) -> str:
     """A list as Paimon's messages print it (Java's ``List.toString``): ``[a, b]``."""
     return "[" + ", ".join(items) + "]"
@@ -96,6 +115,7 @@ class TablePreparer:
     def prepare(self, schemas: Sequence[tuple[str, RecordSchema]]) -> dict[str, TableLayout]:
         """``schemas`` in source order; returns the layout of every table that will be written."""
         layouts: dict[str, TableLayout] = {}
+        created_from: dict[str, RecordSchema] = {}  # tables created in this call, and the shard that made them
         for table, record in schemas:
             if table in self.skipped:
                 continue
@@ -105,6 +125,7 @@ class TablePreparer:
                     shards = [r for t, r in schemas if t == table]
                     layout = self._create(table, record, shards)
                     self._remember_created(table)
+                    created_from[table] = record
                 else:
                     first = table not in self._verified
                     if first:
@@ -115,6 +136,9 @@ class TablePreparer:
                     try:
                         changes = diff(table, layout.fields, record.fields, self.policy.modes, comments)
                     except IncompatibleTypeChange as exc:
+                        first_shard = created_from.get(table)
+                        if first_shard is not None and first_shard.source_table != record.source_table:
+                            raise ShardsNotMergeable(first_shard.source_table, record.source_table, exc) from None
                         # A table made elsewhere that the source does not fit is refused at start-up
                         # as Paimon refuses it; later clashes are schema changes and say so.
                         if first and not self._ours(table):

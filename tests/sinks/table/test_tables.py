@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from schema_evolution.errors import IncompatibleTypeChange
-from schema_evolution.types import bigint, date, int_, string, varchar
+from schema_evolution.types import bigint, date, int_, string, timestamp, varchar
 from sinks.layout import RecordSchema
 from sinks.table.catalog import Catalog
 from sinks.table.prepare import IncompatibleTable, TableDefinitionError, TablePolicy, TablePreparer
@@ -118,6 +118,20 @@ def test_incompatible_type_change_names_table_column_and_types(catalog: Catalog)
         prep.prepare([("db.t", _record(("id", int_()), ("d", date())))])
     # Paimon's message (UpdatedDataFieldsProcessFunctionBase) first
     assert str(info.value).startswith("Cannot convert field d from type INT to DATE of Paimon table db.t.\n(")
+
+
+def test_shards_whose_types_cannot_merge_are_refused_at_creation_with_paimons_message(catalog: Catalog) -> None:
+    # Paimon's testIncompatibleMySqlTable: two source tables, one Paimon table, v1 TIMESTAMP(0) and INT
+    prep = TablePreparer(catalog, TablePolicy())
+    first = _record(("id", int_()), ("v1", timestamp(0)), source="db.incompatible_field_1")
+    other = _record(("id", int_()), ("v1", int_()), source="db.incompatible_field_2")
+    with pytest.raises(IncompatibleTypeChange) as info:
+        prep.prepare([("d.t", first), ("d.t", other)])
+    assert str(info.value).startswith(
+        "Column v1 have different types when merging schemas.\n"
+        "Current table 'db.incompatible_field_1' field: `v1` TIMESTAMP(0)\n"
+        "To be merged table 'db.incompatible_field_2' field: `v1` INT\n(source tables"
+    )
 
 
 def test_ignore_incompatible_skips_only_the_bad_table(catalog: Catalog) -> None:
