@@ -99,9 +99,13 @@ def commit_user(checkpoint: str) -> str:
 def lease_settings() -> tuple[float, bool]:
     """``LAKECDC_LEASE_SECONDS`` (how long a crashed job's leases block a new one, default 60) and
     ``LAKECDC_FORCE_LEASE`` (take leases over even from a live holder)."""
-    seconds = float(os.environ.get("LAKECDC_LEASE_SECONDS", DEFAULT_TTL))
-    if not seconds >= 1:
-        raise JobFailed(f"LAKECDC_LEASE_SECONDS={seconds}: give a number of seconds, at least 1")
+    text = os.environ.get("LAKECDC_LEASE_SECONDS", str(DEFAULT_TTL))
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds >= 1:  # NaN too
+        raise JobFailed(f"LAKECDC_LEASE_SECONDS={text}: give a number of seconds, at least 1")
     force = os.environ.get("LAKECDC_FORCE_LEASE", "").strip().lower() in ("1", "true", "yes")
     if force:
         log.warning("LAKECDC_FORCE_LEASE: taking over leases of other jobs; two live jobs corrupt data")

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from ingest.cli.settings import SyncSettings
-from ingest.job import COMMIT_USER_FILE, JobFailed, commit_user, default_checkpoint, run
+from ingest.job import COMMIT_USER_FILE, JobFailed, commit_user, default_checkpoint, lease_settings, run
 from schema_evolution.types import int_, varchar
 from sinks.table.catalog import Catalog
 from sinks.write.lease import LEASE_FILE, Fence, Owner
@@ -103,3 +103,17 @@ def test_a_deleted_spark_checkpoint_beside_a_used_commit_user_is_refused(tmp_pat
     assert f"commit user {user} already committed batch 2 to table ods.orders" in message
     assert not (tmp_path / "ck" / LEASE_FILE).exists()  # released
     assert not (tmp_path / "wh" / "ods.db" / "orders" / LEASE_FILE).exists()
+
+
+@pytest.mark.parametrize("value", ["0", "abc", "nan", "-5"])
+def test_lease_seconds_must_be_a_number_of_seconds(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKECDC_LEASE_SECONDS", value)
+    with pytest.raises(JobFailed, match=f"LAKECDC_LEASE_SECONDS={value}: give a number of seconds, at least 1"):
+        lease_settings()
+
+
+def test_lease_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert lease_settings() == (60.0, False)
+    monkeypatch.setenv("LAKECDC_LEASE_SECONDS", "15")
+    monkeypatch.setenv("LAKECDC_FORCE_LEASE", "true")
+    assert lease_settings() == (15.0, True)
