@@ -16,7 +16,7 @@ from ingest.mysql.client import (
     connect,
     variables,
 )
-from ingest.mysql.schema_history import SchemaHistory
+from ingest.mysql.schema_history import SchemaHistory, follow_ddl, unfollowed_ddl
 from ingest.mysql.spec import (
     BINLOG_PARTITION,
     TOPIC,
@@ -28,7 +28,6 @@ from ingest.mysql.spec import (
 )
 from ingest.mysql.tables import RowColumns, Tables
 from schema_evolution.errors import SourcePosition
-from schema_evolution.mysql_ddl import apply_ddl
 from schema_evolution.mysql_tables import DdlError
 
 log = structlog.get_logger(__name__)
@@ -160,6 +159,12 @@ class BinlogReader:
     def captured(self, database: str, table: str) -> bool:
         return bool(self._db_re.fullmatch(database) and self._table_re.fullmatch(table))
 
+    def _followed(self, database: str) -> bool:
+        return self._db_re.fullmatch(database) is not None
+
+    def _routed(self, database: str, table: str) -> bool:
+        return self.captured(database, table) and self.spec.parse.router.route(database, table) is not None
+
     def read(self) -> Iterator[pa.RecordBatch]:
         """The range's row changes, a batch every 4096 rows (the last one comes from ``finish``)."""
         namer = RowColumns(self.definitions, self.captured, self.forget if self.full else None)
@@ -283,15 +288,13 @@ class BinlogReader:
         assert self.history is not None and self.definitions is not None
         changed: list[str] = []
         try:
-            changes = apply_ddl(self.definitions, text, default_db)
+            changes = follow_ddl(
+                self.definitions, text, default_db, position, self._followed, self._routed, self.spec.skip_ddl
+            )
         except DdlError as exc:
             match = _DDL_TABLE.match(text)
             if not self.full or match is None:
-                raise MySqlSourceError(
-                    f"binlog {position[0]}:{position[1]}: {exc}. Without binlog_row_metadata=FULL lakecdc "
-                    f"must follow every DDL of the captured databases; set binlog_row_metadata=FULL and "
-                    f"start from a new checkpoint"
-                ) from None
+                raise unfollowed_ddl(position, text, exc) from None
             name = f"{match.group(1) or default_db}.{match.group(2)}"
             self.forget(name, position, str(exc))
             changes = {}

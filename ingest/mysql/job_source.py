@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from formats import mysql_values
 from ingest.durations import interval_seconds
 from ingest.mysql.client import MySqlConnection
+from ingest.mysql.options import skip_ddl_positions
 from ingest.mysql.snapshot import SnapshotRegistry
 from ingest.mysql.source import MySqlCdcDataSource
 from ingest.mysql.spec import DEFAULT_CHUNK_SIZE, MySqlSourceSpec
@@ -79,6 +80,7 @@ class MySqlSource:
             newly_added_tables=_true(conf.get("scan.newly-added-table.enabled", "true")),
             skip_backfill=_true(conf.get("scan.incremental.snapshot.backfill.skip", "false")),
             fetch_size=int(conf["scan.snapshot.fetch.size"]) if "scan.snapshot.fetch.size" in conf else None,
+            skip_ddl=skip_ddl_positions(conf.get("scan.schema-history.skip-ddl", "")),
         )
 
     def options(self, parse: ParseSpec, parallelism: int) -> dict[str, str]:

@@ -52,6 +52,26 @@ def _false_only(value: str) -> str | None:
     return None if value.strip().lower() == "false" else "must be false (see README, Paimon options)"
 
 
+def skip_ddl_positions(value: str) -> tuple[tuple[str, int], ...]:
+    """``scan.schema-history.skip-ddl``: binlog positions ``file:pos``, comma-separated."""
+    positions = []
+    for item in value.split(","):
+        if item.strip():
+            file, sep, pos = item.strip().rpartition(":")
+            if not sep or not file or not pos.isdigit():
+                raise ValueError(f"'{item.strip()}' is not a binlog position file:pos")
+            positions.append((file, int(pos)))
+    return tuple(positions)
+
+
+def _positions(value: str) -> str | None:
+    try:
+        skip_ddl_positions(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def _startup_mode(value: str) -> str | None:
     if value.strip().lower() in STARTUP_MODES:
         return None
@@ -352,6 +372,15 @@ MYSQL_OPTIONS = OptionTable(
                 ("split-key.even-distribution.factor.upper-bound", "chunk-splitting heuristic", "1000.0", _number),
                 ("split-key.even-distribution.factor.lower-bound", "chunk-splitting heuristic", "0.05", _number),
             )
+        ),
+        ConfOption(
+            "scan.schema-history.skip-ddl",
+            H,
+            "lakecdc's own: binlog positions file:pos (comma-separated) of DDL the schema history passes over "
+            "(without binlog_row_metadata=FULL); for a statement of a captured table it cannot parse that "
+            "changed no column (partitioning, indexes, table options): the stop names the position",
+            "mysql-bin.000003:1234",
+            _positions,
         ),
         ConfOption(
             "heartbeat.interval",

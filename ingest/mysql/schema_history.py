@@ -11,11 +11,20 @@ are named by binlog position and written atomically: a replayed micro-batch writ
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
-from schema_evolution.mysql_tables import Changes, TableDef
+import structlog
+
+from ingest.mysql.client import MySqlSourceError
+from schema_evolution.ddl_targets import ddl_targets
+from schema_evolution.mysql_ddl import apply_ddl
+from schema_evolution.mysql_tables import Catalog, Changes, DdlError, TableDef
 from sinks.local_files import write_atomically
+
+log = structlog.get_logger(__name__)
+
+Position = tuple[str, int]
 
 HISTORY_DIR = "lakecdc-mysql-schema"
 _START = "start.json"
@@ -59,3 +68,58 @@ class SchemaHistory:
                 else:
                     tables[name] = TableDef.from_json(d)
         return tables
+
+
+def follow_ddl(
+    definitions: Catalog,
+    text: str,
+    default_db: str | None,
+    position: Position,
+    database: Callable[[str], bool],
+    captured: Callable[[str, str], bool],
+    skip: Collection[Position] = (),
+) -> Changes:
+    """The changes a binlog statement makes to the history's definitions (tables of the followed
+    ``database``s only). Its targets are read first: a statement about other databases is not
+    parsed at all, one about tables of a followed database the job does not capture that cannot
+    be parsed makes the history forget them, and only a captured table's DDL that cannot be
+    followed raises ``DdlError`` (``unfollowed_ddl`` words the stop). Statements at the ``skip``
+    positions (``scan.schema-history.skip-ddl``) are passed over, as the operator asked."""
+    targets = ddl_targets(text, default_db)
+    if targets is not None and not targets.touches(database):
+        if targets.tables or targets.databases:
+            log.debug("DDL outside the captured databases skipped", binlog=list(position), tables=targets.tables)
+        return {}
+    if tuple(position) in skip:
+        log.warning("DDL skipped as scan.schema-history.skip-ddl asks", binlog=list(position), ddl=text[:300])
+        return {}
+    try:
+        changes = apply_ddl(definitions, text, default_db)
+    except DdlError as exc:
+        if targets is None or targets.touches(database, captured):
+            raise
+        # Only tables the job does not capture: their rows are never read, so the history may
+        # forget them (a later rename into a captured name then stops the job, naming it).
+        changes = {n: None for n in targets.tables if database(n.split(".", 1)[0])}
+        log.warning(
+            "DDL of tables the job does not capture cannot be parsed; the schema history forgets them",
+            binlog=list(position), tables=list(changes), reason=str(exc),
+        )  # fmt: skip
+    return {n: d for n, d in changes.items() if database(n.split(".", 1)[0])}
+
+
+def unfollowed_ddl(position: Position, text: str, reason: DdlError) -> MySqlSourceError:
+    """The stop at a captured table's DDL the schema history cannot follow, with the ways forward."""
+    where = f"{position[0]}:{position[1]}"
+    statement = " ".join(text.split())
+    statement = statement if len(statement) <= 300 else statement[:300] + " …"
+    return MySqlSourceError(
+        f"binlog {where}: the schema history cannot follow this DDL of a captured table ({reason}): "
+        f"{statement}\nThe server's row events do not name their columns (binlog_row_metadata is not FULL), "
+        f"so lakecdc must follow every DDL of the captured tables. Ways forward, restarting from the same "
+        f"checkpoint: (1) if the statement changed no column (partitioning, indexes, table options), pass "
+        f"--mysql-conf scan.schema-history.skip-ddl={where}; (2) leave the table out (table-name, or "
+        f"--excluding-tables) and the other tables go on. Otherwise start from a new checkpoint (a new "
+        f"snapshot), after setting binlog_row_metadata=FULL on the server (MySQL 8.0.1+, MariaDB 10.5+) so "
+        f"that DDL need not be parsed."
+    )

@@ -55,6 +55,9 @@ class MySqlSourceSpec:
     # the chunk is read in one buffered fetch: ~25% faster to read (pymysql's unbuffered cursor costs
     # more per row), and the chunk's rows are held whole anyway until its HW.
     fetch_size: int | None = None
+    # scan.schema-history.skip-ddl: binlog positions of DDL the schema history passes over (the
+    # operator says they changed no column of a captured table)
+    skip_ddl: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> str:
         d = msgspec.to_builtins(self)
