@@ -14,6 +14,7 @@ from formats.events import DataChangeEvent, Op
 from ingest.mysql.client import (
     MySqlSourceError,
     connect,
+    lost_position,
     variables,
 )
 from ingest.mysql.schema_history import SchemaHistory, follow_ddl, unfollowed_ddl
@@ -108,6 +109,11 @@ def binlog_rows(
             if binlog_offset(position) >= end_offset:
                 reached = True
                 break
+    except Exception as exc:  # pymysql's error 1236: the server cannot send the binlog from there
+        if exc.args and exc.args[0] == 1236:
+            where = f"{start[0]}:{start[1]}"
+            raise lost_position(f"the server cannot send the binlog from {where} ({exc.args[-1]})") from None
+        raise
     finally:
         stream.close()
     if not reached:
@@ -115,6 +121,18 @@ def binlog_rows(
             f"the binlog ended before position {end[0]}:{end[1]}; was it purged? The job must start over "
             f"with a new checkpoint (scan.startup.mode=initial)"
         )
+
+
+def key_change_halves(
+    op: Op, before: dict[str, Any] | None, after: dict[str, Any] | None, keys: list[str]
+) -> list[tuple[Op, dict[str, Any] | None, dict[str, Any] | None]]:
+    """A row change as (op, before, after) parts that each touch one key: an UPDATE that changes
+    the primary key is a DELETE of its before-image and an INSERT of its after-image (as Debezium
+    and Flink CDC treat it), since the two keys may lie in different snapshot chunks; any other
+    change is itself."""
+    if op is Op.UPDATE and before is not None and after is not None and any(before[k] != after[k] for k in keys):
+        return [(Op.DELETE, before, None), (Op.INSERT, None, after)]
+    return [(op, before, after)]
 
 
 _DDL_TABLE = re.compile(
@@ -138,7 +156,8 @@ class BinlogReader:
     Row values are named and typed by the job's schema history (kept current by the DDL in the
     range) or, without one, by the server's catalogue; a table's schema is declared to the driver as
     soon as a DDL creates or changes it. Changes a snapshot chunk already holds (at or before its HW)
-    are dropped; rows of tables without a primary key stop the reader or are skipped, as configured.
+    are dropped (the two halves of a key change each by its own key's chunk); rows of tables without
+    a primary key stop the reader or are skipped, as configured.
     """
 
     def __init__(self, spec: MySqlSourceSpec, part: BinlogPartition, connection: Any) -> None:
@@ -170,10 +189,10 @@ class BinlogReader:
         namer = RowColumns(self.definitions, self.captured, self.forget if self.full else None)
         changes = binlog_rows(self.spec, self.part.start, self.part.end, self.spec.server_id, None, self.on_ddl, namer)
         for op, database, table, before, after, position, ts in changes:
-            event = self._event(op, database, table, before, after, position, ts)
-            if event is None:
+            events = self._events(op, database, table, before, after, position, ts)
+            if not events:
                 continue
-            self.assembler.add_events([event], SourcePosition(TOPIC, BINLOG_PARTITION, binlog_offset(position)), ts)
+            self.assembler.add_events(events, SourcePosition(TOPIC, BINLOG_PARTITION, binlog_offset(position)), ts)
             self.rows += 1
             if self.rows % 4096 == 0:
                 batch = self.assembler.take()
@@ -186,7 +205,7 @@ class BinlogReader:
             yield batch
         log.info("binlog read", start=list(self.part.start), end=list(self.part.end), rows=self.rows)
 
-    def _event(
+    def _events(
         self,
         op: Op,
         database: str,
@@ -195,25 +214,25 @@ class BinlogReader:
         after: dict[str, Any] | None,
         position: Position,
         ts: int,
-    ) -> DataChangeEvent | None:
-        """The row change as an event, or None when it is not emitted."""
-        image = after if after is not None else before
-        assert image is not None
+    ) -> list[DataChangeEvent]:
+        """The row change as the events to emit: none when its snapshot chunk holds it. A key change
+        is a DELETE and an INSERT, each dropped when its own key's chunk holds it (#23)."""
         keys = self._keys(database, table)
-        if keys is None or self._in_snapshot(database, table, keys, image, position):
-            return None
-        columns = tuple(image)
-        schema = self.tables.schema(database, table, columns)
-        normalized = self.tables.normalizer(database, table, columns)
-        return DataChangeEvent(
-            op,
-            database,
-            table,
-            schema,
-            None if before is None else normalized(before),
-            None if after is None else normalized(after),
-            ts,
-        )
+        if keys is None:
+            return []
+        events = []
+        for half, old, new in key_change_halves(op, before, after, keys):
+            image = new if new is not None else old
+            assert image is not None
+            if self._in_snapshot(database, table, keys, image, position):
+                continue
+            columns = tuple(image)
+            schema = self.tables.schema(database, table, columns)
+            normalized = self.tables.normalizer(database, table, columns)
+            old_row = None if old is None else normalized(old)
+            new_row = None if new is None else normalized(new)
+            events.append(DataChangeEvent(half, database, table, schema, old_row, new_row, ts))
+        return events
 
     def _keys(self, database: str, table: str) -> list[str] | None:
         """The table's primary key (or --primary-keys); None when its rows are skipped."""

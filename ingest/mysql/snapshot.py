@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ import structlog
 
 from formats import mysql_values
 from formats.events import DataChangeEvent, Op, SourceSchema
-from ingest.mysql.binlog import binlog_rows
+from ingest.mysql.binlog import binlog_rows, key_change_halves
 from ingest.mysql.client import (
     UNREACHABLE,
     MySqlSourceError,
@@ -28,6 +28,7 @@ from ingest.mysql.client import (
 )
 from ingest.mysql.spec import (
     TOPIC,
+    Chunk,
     ChunkPartition,
     MySqlSourceSpec,
     Position,
@@ -173,19 +174,33 @@ def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
                     if name in changed:
                         raise _ChunkChanged(f"binlog {position[0]}:{position[1]}: {text[:200]}")
 
-            for op, _db, _table, before, after, _pos, _ts in binlog_rows(
+            changes = binlog_rows(
                 spec, low, high, spec.server_id + 1 + part.index % spec.server_id_range, {name}, on_ddl, namer
-            ):
-                image = after if after is not None else before
-                assert image is not None
-                key_values = tuple(image[k] for k in keys)
-                if len(keys) == 1 and not chunk.contains(key_values[0]):
-                    continue
-                if before is not None:
-                    rows.pop(tuple(before[k] for k in keys), None)
-                if op is not Op.DELETE and after is not None:
-                    rows[key_values] = {col: after.get(col) for col in columns}
+            )
+            backfill(rows, ((op, before, after) for op, _db, _t, before, after, _pos, _ts in changes), chunk, keys,
+                     columns)  # fmt: skip
     return rows, types, high, schema
+
+
+def backfill(
+    rows: dict[tuple[Any, ...], dict[str, Any]],
+    changes: Iterable[tuple[Op, dict[str, Any] | None, dict[str, Any] | None]],
+    chunk: Chunk,
+    keys: list[str],
+    columns: tuple[str, ...],
+) -> None:
+    """Applies the chunk's table's binlog changes between LW and HW to the rows its SELECT read.
+
+    Each image is checked against the chunk by its own key (the first key column's value: chunks
+    split on it): a before-image in range removes its key, an after-image in range (not a delete)
+    puts its row. A key-changing UPDATE is so a delete of the old key where that one lies and an
+    insert of the new key where that one lies (#23), as in Debezium and Flink CDC."""
+    for op, before, after in changes:
+        for half, old, new in key_change_halves(op, before, after, keys):
+            if old is not None and chunk.contains(old[keys[0]]):
+                rows.pop(tuple(old[k] for k in keys), None)
+            if half is not Op.DELETE and new is not None and chunk.contains(new[keys[0]]):
+                rows[tuple(new[k] for k in keys)] = {col: new.get(col) for col in columns}
 
 
 def _read_chunk_rows_again(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:

@@ -13,6 +13,15 @@ The snapshot follows Flink CDC's incremental snapshot algorithm, without a globa
 4. The binlog phase starts at P0; a row change at position p of a key in chunk c is emitted only
    when p > HW(c). Nothing is lost or emitted twice, and the table ends equal to the source.
 
+An UPDATE that changes the primary key touches two keys, possibly in two chunks read at different
+times: in both the back-fill (2) and the binlog phase (4) it is a DELETE of the before-image and an
+INSERT of the after-image, each checked against its own key's chunk (as Debezium and Flink CDC do;
+``binlog.key_change_halves``). A key moved out of a chunk read before the move is so deleted, and
+one moved into a chunk read after it is not inserted twice. Chunks split on the first key column,
+so that column's value of each image names its chunk. With
+``scan.incremental.snapshot.backfill.skip`` a chunk's HW is its LW: the binlog phase applies every
+change after it, both halves included (at least once, converging by key).
+
 Offsets: ``{"chunks": [[db, table, lo, hi], ...], "done": n, "binlog": [file, pos]}`` — chunks
 (planned once) and how many are read, and where the binlog phase starts or resumes.
 """
@@ -49,7 +58,7 @@ from ingest.mysql.client import (
     table_definitions,
 )
 from ingest.mysql.gtid import GtidSet
-from ingest.mysql.schema_history import SchemaHistory
+from ingest.mysql.schema_history import SchemaHistory, check_binlog_position
 from ingest.mysql.snapshot import KnownTables, SnapshotRegistry, read_chunk
 from ingest.mysql.spec import BinlogPartition, Chunk, ChunkPartition, MySqlSourceSpec, Position, binlog_offset
 from ingest.mysql.startup import SNAPSHOT_MODES, StartupMode
@@ -239,6 +248,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             KnownTables(self.spec.state_dir).add(tables)
         else:
             latest = retrying(self.spec.connection, master_status)
+        check_binlog_position(self.spec.connection, self.spec.state_dir, tuple(start["binlog"]), latest)
         if binlog_offset(latest) <= binlog_offset(tuple(start["binlog"])):
             return start
         # The snapshot is complete: its chunks live on in the registry, not in every offset.
