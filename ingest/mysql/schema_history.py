@@ -16,7 +16,15 @@ from pathlib import Path
 
 import structlog
 
-from ingest.mysql.client import MySqlSourceError
+from ingest.mysql.client import (
+    MySqlConnection,
+    MySqlSourceError,
+    binlog_files,
+    lost_position,
+    position_problem,
+    retrying,
+    server_identity,
+)
 from schema_evolution.ddl_targets import ddl_targets
 from schema_evolution.mysql_ddl import apply_ddl
 from schema_evolution.mysql_tables import Catalog, Changes, DdlError, TableDef
@@ -27,6 +35,7 @@ log = structlog.get_logger(__name__)
 Position = tuple[str, int]
 
 HISTORY_DIR = "lakecdc-mysql-schema"
+SERVER_FILE = "lakecdc-mysql-server.json"  # the identity of the server whose binlog positions the offsets hold
 _START = "start.json"
 
 
@@ -123,3 +132,22 @@ def unfollowed_ddl(position: Position, text: str, reason: DdlError) -> MySqlSour
         f"snapshot), after setting binlog_row_metadata=FULL on the server (MySQL 8.0.1+, MariaDB 10.5+) so "
         f"that DDL need not be parsed."
     )
+
+
+def check_binlog_position(connection: MySqlConnection, state_dir: str, position: Position, latest: Position) -> None:
+    """Stops with lakecdc's error when the checkpoint's ``position`` cannot be read on from
+    (``client.position_problem``: another server, a purged file, a binlog that went backwards)
+    instead of waiting forever for the server to pass it, or failing later with error 1236. The
+    server's identity is noted beside the checkpoint the first time."""
+    kept = Path(state_dir) / SERVER_FILE
+    then = json.loads(kept.read_text())["server"] if kept.exists() else None
+
+    def check(c: object) -> tuple[str | None, str]:
+        now = server_identity(c)
+        return position_problem(position, latest, binlog_files(c), then, now), now
+
+    problem, now = retrying(connection, check)
+    if problem is not None:
+        raise lost_position(problem)
+    if then is None:
+        write_atomically(kept, json.dumps({"server": now}))

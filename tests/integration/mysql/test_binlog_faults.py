@@ -4,6 +4,8 @@ row events do not name their columns (MariaDB's default NO_LOG: the job keeps a 
 - A DDL the parser cannot read, in a database the job does not capture, is not parsed: the job
   goes on. One on a captured table stops the job naming its binlog position and the ways forward;
   ``scan.schema-history.skip-ddl`` at that position lets it go on from the same checkpoint.
+- A binlog reset (RESET MASTER) or purged past the checkpoint's position stops the job with
+  lakecdc's error naming the position, instead of waiting forever or pymysql's raw error 1236.
 """
 
 from __future__ import annotations
@@ -95,3 +97,39 @@ def test_unparseable_ddl_of_a_captured_table_stops_with_its_position(
     # The statement changed no column: passed over at its position, the job goes on.
     run(_settings(server, tmp_path, "f6b", **{"scan.schema-history.skip-ddl": found.group(1)}))
     assert _ids(tmp_path) == [1, 2, 3, 4]
+
+
+def _position(server: LocalMariaDB) -> tuple[str, int]:
+    conn = server.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW MASTER STATUS")
+            row = cur.fetchone()
+            return str(row[0]), int(row[1])
+    finally:
+        conn.close()
+
+
+def test_reset_master_after_a_synced_checkpoint_stops_the_job(spark: Any, server: LocalMariaDB, tmp_path: Path) -> None:
+    _setup(server, "f4a")
+    server.execute("INSERT INTO f4a.t VALUES (3, 3), (4, 4), (5, 5)")
+    run(_settings(server, tmp_path, "f4a"))
+    synced = _position(server)
+    server.execute("RESET MASTER", "INSERT INTO f4a.t VALUES (6, 6)")
+    with pytest.raises(JobFailed, match=r"RESET MASTER") as failed:
+        run(_settings(server, tmp_path, "f4a"))
+    assert f"{synced[0]}:{synced[1]}" in str(failed.value) and "new checkpoint" in str(failed.value)
+    assert _ids(tmp_path) == [1, 2, 3, 4, 5]
+
+
+def test_a_binlog_purged_past_the_checkpoint_stops_the_job(spark: Any, server: LocalMariaDB, tmp_path: Path) -> None:
+    _setup(server, "f4b")
+    run(_settings(server, tmp_path, "f4b"))
+    synced = _position(server)
+    server.execute("INSERT INTO f4b.t VALUES (3, 3)", "FLUSH BINARY LOGS", "INSERT INTO f4b.t VALUES (4, 4)")
+    newest = _position(server)[0]
+    server.execute(f"PURGE BINARY LOGS TO '{newest}'")
+    with pytest.raises(JobFailed, match=r"purged") as failed:
+        run(_settings(server, tmp_path, "f4b"))
+    message = str(failed.value)
+    assert f"{synced[0]}:{synced[1]}" in message and newest in message and "1236" not in message
