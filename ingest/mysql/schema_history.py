@@ -16,14 +16,13 @@ from pathlib import Path
 
 import structlog
 
+from ingest.mysql.binlog_position import position_problem, server_identity
 from ingest.mysql.client import (
     MySqlConnection,
     MySqlSourceError,
     binlog_files,
     lost_position,
-    position_problem,
     retrying,
-    server_identity,
 )
 from schema_evolution.ddl_targets import ddl_targets
 from schema_evolution.mysql_ddl import apply_ddl

@@ -3,7 +3,8 @@ purged file and a binlog that went backwards each stop the job with lakecdc's er
 
 from __future__ import annotations
 
-from ingest.mysql.client import lost_position, position_problem
+from ingest.mysql.binlog_position import position_problem
+from ingest.mysql.client import lost_position
 
 FILES = ["mysql-bin.000003", "mysql-bin.000004", "mysql-bin.000005"]
 LATEST = ("mysql-bin.000005", 900)
