@@ -286,18 +286,15 @@ def _run(settings: SyncSettings, checkpoint: str, user: str, guard: CheckpointGu
         .option("checkpointLocation", os.path.join(checkpoint, SPARK_DIR))
         .queryName(settings.job_name)
     )
-    writer = (
-        writer.trigger(availableNow=True)
-        if settings.available_now
-        else writer.trigger(processingTime=settings.trigger_interval)
-    )
+    bounded = settings.available_now or source.bounded
+    writer = writer.trigger(availableNow=True) if bounded else writer.trigger(processingTime=settings.trigger_interval)
     log.info(
         "job starting",
         job=settings.job_name,
         warehouse=settings.warehouse,
         checkpoint=checkpoint,
         commit_user=user,
-        available_now=settings.available_now,
+        available_now=bounded,
     )
     started = time.monotonic()
     query = writer.start()

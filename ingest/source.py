@@ -104,6 +104,12 @@ class Source(Protocol):
         ...
 
     @property
+    def bounded(self) -> bool:
+        """Whether the source ends by itself (MySQL ``scan.startup.mode=snapshot``): the job then runs
+        as with ``--available-now``."""
+        ...
+
+    @property
     def marks_hook(self) -> MarksHook | None:
         """Planning hook: what the driver keeps of a batch's notes before its commit."""
         ...

@@ -20,6 +20,7 @@ class KafkaSource:
     data_source = KafkaCdcDataSource
     worker_modules = ("ingest.kafka.source",)
     require_primary_keys = False  # Paimon's Kafka actions make an append table
+    bounded = False  # Paimon's Kafka source never ends (scan.bounded.* have no effect)
     marks_hook: MarksHook | None = None
 
     def __init__(self, settings: SourceSettings, checkpoint: str) -> None:

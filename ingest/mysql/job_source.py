@@ -36,6 +36,11 @@ class MySqlSource:
         self.registry = SnapshotRegistry(checkpoint)
 
     @property
+    def bounded(self) -> bool:
+        """``scan.startup.mode=snapshot``: the snapshot only, then the job ends (Paimon's bounded source)."""
+        return self.settings.mysql_conf.get("scan.startup.mode", "").strip().lower() == StartupMode.SNAPSHOT
+
+    @property
     def marks_hook(self) -> MarksHook | None:
         return self.registry.record
 
