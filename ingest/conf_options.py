@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -91,6 +92,14 @@ def one_of(values: Iterable[str], *, case_sensitive: bool = False) -> Callable[[
         return None if v in allowed else f"must be one of {', '.join(allowed)}"
 
     return check
+
+
+def regex(value: str) -> str | None:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        return f"is not a valid regular expression: {exc}"
+    return None
 
 
 def whole_number(value: str) -> str | None:

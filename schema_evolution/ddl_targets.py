@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sqlglot.tokenizer_core import Token, TokenType
 
-from schema_evolution.mysql_dialect import ddl_tokens
+from schema_evolution.mysql_dialect import ddl_tokens, qualified_table
 from schema_evolution.mysql_tables import DdlError
 
 
@@ -79,12 +79,12 @@ def ddl_targets(statement: str, default_db: str | None) -> DdlTargets | None:
 
 
 def _names(verb: str, tokens: Sequence[Token], words: Sequence[str], i: int, default_db: str | None) -> list[str]:
-    first, i = _qualified(tokens, i, default_db)
+    first, i = qualified_table(tokens, i, default_db)
     names = [first]
     if verb in ("DROP", "RENAME"):  # DROP TABLE a, b …; RENAME TABLE a TO b, c TO d …
         while i < len(tokens):
             if words[i] == "TO" or tokens[i].token_type == TokenType.COMMA:
-                name, i = _qualified(tokens, i + 1, default_db)
+                name, i = qualified_table(tokens, i + 1, default_db)
                 names.append(name)
             else:
                 i += 1
@@ -95,18 +95,8 @@ def _names(verb: str, tokens: Sequence[Token], words: Sequence[str], i: int, def
             if depth == 0 and words[i] == "RENAME" and i + 1 < len(words) and words[i + 1] not in ("COLUMN", "INDEX",
                                                                                                   "KEY"):  # fmt: skip
                 j = i + 2 if words[i + 1] in ("TO", "AS") else i + 1
-                name, i = _qualified(tokens, j, default_db)
+                name, i = qualified_table(tokens, j, default_db)
                 names.append(name)
             else:
                 i += 1
     return names
-
-
-def _qualified(tokens: Sequence[Token], i: int, default_db: str | None) -> tuple[str, int]:
-    """A possibly database-qualified table name starting at ``tokens[i]``; the index after it."""
-    first = tokens[i].text
-    if i + 2 < len(tokens) and tokens[i + 1].token_type == TokenType.DOT:
-        return f"{first}.{tokens[i + 2].text}", i + 3
-    if default_db is None:
-        raise DdlError(f"table {first} has no database and the statement ran without a default one")
-    return f"{default_db}.{first}", i + 1

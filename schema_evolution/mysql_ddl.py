@@ -27,6 +27,7 @@ from schema_evolution.mysql_dialect import (
     ddl_tokens,
     ident,
     is_text,
+    qualified_table,
     table_name,
     tables_of_drop,
 )
@@ -249,16 +250,6 @@ def _index(columns: Sequence[Column], name: str, table: str) -> int:
 # --- the forms sqlglot leaves as commands, read from tokens -----------------------------------------
 
 
-def _qualified(tokens: Sequence[Token], i: int, default_db: str | None) -> tuple[str, int]:
-    """A possibly database-qualified table name starting at ``tokens[i]``; the index after it."""
-    first = tokens[i].text
-    if i + 2 < len(tokens) and tokens[i + 1].token_type == TokenType.DOT:
-        return f"{first}.{tokens[i + 2].text}", i + 3
-    if default_db is None:
-        raise DdlError(f"table {first} has no database and the statement ran without a default one")
-    return f"{default_db}.{first}", i + 1
-
-
 def _rename_tables(catalog: Catalog, tokens: Sequence[Token], default_db: str | None) -> Changes:
     """RENAME TABLE a TO b [, c TO d …]: applied in order, as MySQL does (gh-ost and pt-osc swap
     tables this way)."""
@@ -266,10 +257,10 @@ def _rename_tables(catalog: Catalog, tokens: Sequence[Token], default_db: str | 
     changes: Changes = {}
     i = 0
     while i < len(tokens):
-        old, i = _qualified(tokens, i, default_db)
+        old, i = qualified_table(tokens, i, default_db)
         if i >= len(tokens) or tokens[i].text.upper() != "TO":
             raise DdlError("cannot parse RENAME TABLE")
-        new, i = _qualified(tokens, i + 1, default_db)
+        new, i = qualified_table(tokens, i + 1, default_db)
         definition = current.pop(old, None)
         if old in catalog or old in changes:
             changes[old] = None
@@ -291,7 +282,7 @@ def _alter_from_tokens(catalog: Catalog, statement: str, tokens: Sequence[Token]
     i = 2
     while i < len(tokens) and tokens[i].text.upper() in ("ONLINE", "IGNORE", "IF", "EXISTS"):
         i += 1
-    name, i = _qualified(tokens, i, default_db)
+    name, i = qualified_table(tokens, i, default_db)
     if name not in catalog:
         return {}
     changes: Changes = {}

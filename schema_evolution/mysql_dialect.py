@@ -4,6 +4,8 @@ tokens for the forms sqlglot leaves unparsed, ENUM/SET members."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
@@ -151,3 +153,13 @@ def member_values(column_type: str) -> list[str]:
     and doubled quotes inside values handled by sqlglot's tokenizer)."""
     inner = column_type[column_type.index("(") + 1 : column_type.rindex(")")] if "(" in column_type else ""
     return [t.text for t in ddl_tokens(inner) if t.token_type == TokenType.STRING]
+
+
+def qualified_table(tokens: Sequence[Token], i: int, default_db: str | None) -> tuple[str, int]:
+    """A possibly database-qualified table name starting at ``tokens[i]``; the index after it."""
+    first = tokens[i].text
+    if i + 2 < len(tokens) and tokens[i + 1].token_type == TokenType.DOT:
+        return f"{first}.{tokens[i + 2].text}", i + 3
+    if default_db is None:
+        raise DdlError(f"table {first} has no database and the statement ran without a default one")
+    return f"{default_db}.{first}", i + 1

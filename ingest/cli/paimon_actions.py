@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from ingest.cli.maintenance import ACTIONS
 from ingest.conf_options import Treatment
 
 H, N, R = Treatment.HONOURED, Treatment.NO_EFFECT, Treatment.REFUSED
@@ -20,17 +21,7 @@ MYSQL_TABLE, MYSQL_DB = "mysql-sync-table", "mysql-sync-database"
 SYNC = (MYSQL_TABLE, MYSQL_DB, KAFKA_TABLE, KAFKA_DB)
 TABLE_SYNC = (MYSQL_TABLE, KAFKA_TABLE)
 DB_SYNC = (MYSQL_DB, KAFKA_DB)
-MAINTENANCE = (
-    "compact",
-    "expire-snapshots",
-    "create-tag",
-    "delete-tag",
-    "rollback-to",
-    "remove-orphan-files",
-    "drop-partition",
-    "expire-partitions",
-    "rescale",
-)
+MAINTENANCE = ACTIONS  # the maintenance commands (ingest.cli.maintenance)
 ALL = (*SYNC, *MAINTENANCE)
 WITH_TABLE = (*TABLE_SYNC, *MAINTENANCE)
 

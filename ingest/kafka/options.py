@@ -10,11 +10,10 @@ refuse a property it does not know."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from formats import FORMATS, PLANNED_FORMATS
-from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, one_of, whole_number
+from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, one_of, regex, whole_number
 from ingest.kafka.startup import STARTUP_MODES, StartupMode, parse_specific_offsets
 
 H, N, R = Treatment.HONOURED, Treatment.NO_EFFECT, Treatment.REFUSED
@@ -23,14 +22,6 @@ H, N, R = Treatment.HONOURED, Treatment.NO_EFFECT, Treatment.REFUSED
 OFFSET_RESETS = ("latest", "earliest", "none")
 _LIBRDKAFKA_RESETS = {"largest": "latest", "end": "latest", "smallest": "earliest", "beginning": "earliest"}
 _LIBRDKAFKA_RESETS |= {"error": "none"}
-
-
-def _regex(value: str) -> str | None:
-    try:
-        re.compile(value)
-    except re.error as exc:
-        return f"is not a valid regular expression: {exc}"
-    return None
 
 
 def _topics(value: str) -> str | None:
@@ -225,7 +216,7 @@ KAFKA_OPTIONS = OptionTable(
             "orders;payments,refunds",
             _topics,
         ),
-        ConfOption("topic-pattern", H, "regular expression over topic names (full match)", "cdc_.*", _regex, "(cdc"),
+        ConfOption("topic-pattern", H, "regular expression over topic names (full match)", "cdc_.*", regex, "(cdc"),
         ConfOption(
             "value.format",
             H,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, whole_number
+from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, regex, whole_number
 from ingest.durations import interval_ms
 from ingest.mysql.ssl import SSL_KEYS, SslSettings
 from ingest.mysql.startup import STARTUP_MODES, StartupMode
@@ -26,14 +26,6 @@ def _duration(value: str) -> str | None:
 
 def _server_id(value: str) -> str | None:
     return None if re.fullmatch(r"\s*\d+\s*(-\s*\d+\s*)?", value) else "is not a number or a range a-b"
-
-
-def _regex(value: str) -> str | None:
-    try:
-        re.compile(value)
-    except re.error as exc:
-        return f"is not a valid regular expression: {exc}"
-    return None
 
 
 def _positive(value: str) -> str | None:
@@ -208,8 +200,8 @@ MYSQL_OPTIONS = OptionTable(
             "password", H, "password (or password-file, or the LAKECDC_MYSQL_PASSWORD environment variable)", "pw"
         ),
         ConfOption("password-file", H, "file holding the password (lakecdc's extra)", "/run/secrets/mysql"),
-        ConfOption("database-name", H, "database name, a regular expression", "shop", _regex),
-        ConfOption("table-name", H, "table name regular expression (mysql-sync-table only)", "orders", _regex),
+        ConfOption("database-name", H, "database name, a regular expression", "shop", regex),
+        ConfOption("table-name", H, "table name regular expression (mysql-sync-table only)", "orders", regex),
         ConfOption(
             "server-id",
             H,
