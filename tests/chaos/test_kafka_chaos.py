@@ -186,6 +186,6 @@ def test_kafka_job_killed_at_random_moments_ends_exact(kafka: LocalKafka, tmp_pa
     print(
         f"chaos kafka: {loop.kills} SIGKILLs survived ({loop.flakes} load-flake restarts), {source.made:,} changes "
         f"produced, {checked:,} changelog rows checked, snapshots per table {snapshots} (at each kill "
-        f"{loop.progress_at_kill}), files {files}; remove-orphan-files: {orphans.strip()!r}; "
+        f"{loop.progress_at_kill}), files {files}; remove-orphan-files: {orphans}; "
         f"last run: {done.stdout.strip().splitlines()[-1:]}; {time.monotonic() - started:.0f} s"
     )

@@ -173,6 +173,6 @@ def test_mysql_job_killed_at_random_moments_over_snapshot_and_binlog_ends_exact(
         f"chaos mysql: {loop.kills} SIGKILLs survived ({loop.flakes} load-flake restarts) over a {ROWS:,}-row "
         f"snapshot (chunks of {CHUNK:,}) and the binlog, writer changes {writer.counts}, {len(source):,} rows "
         f"equal, {checked:,} changelog rows replayed, {snapshots} snapshots (at each kill {loop.progress_at_kill}), "
-        f"{files} files; remove-orphan-files: {orphans.strip()!r}; last run: {done.stdout.strip().splitlines()[-1:]}; "
+        f"{files} files; remove-orphan-files: {orphans}; last run: {done.stdout.strip().splitlines()[-1:]}; "
         f"{time.monotonic() - started:.0f} s"
     )
