@@ -289,6 +289,14 @@ class TablePreparer:
         except ValueError as exc:
             raise TableDefinitionError(f"cannot create table '{table}': --table-conf: {exc}") from None
         if not pks:
+            bucket = str(options.get("bucket", "-1")).strip()
+            if bucket not in ("-1", "") and not options.get("bucket-key"):
+                # Paimon's SchemaValidation.validateBucket; pypaimon would fail only at the first write
+                raise TableDefinitionError(
+                    f"You should define a 'bucket-key' for bucketed append mode.\n(table '{table}' has no primary "
+                    f"key, so it is an append table, and --table-conf bucket={bucket} asks for fixed buckets: give "
+                    f"--table-conf bucket-key=<columns>, bucket=-1, or --primary-keys)"
+                )
             log.warning("source table has no primary key: creating an append table", table=table)
         return self.catalog.create_table(
             table, record.fields, pks, partition_keys, options, record.table_comment, dict(record.comments)

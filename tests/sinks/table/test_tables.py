@@ -134,6 +134,15 @@ def test_shards_whose_types_cannot_merge_are_refused_at_creation_with_paimons_me
     )
 
 
+def test_an_append_table_with_fixed_buckets_needs_a_bucket_key(catalog: Catalog) -> None:
+    prep = TablePreparer(catalog, TablePolicy(table_conf={"bucket": "2"}))
+    with pytest.raises(TableDefinitionError, match=r"^You should define a 'bucket-key' for bucketed append mode\."):
+        prep.prepare([("db.t", _record(("v", string()), pks=()))])
+    TablePreparer(catalog, TablePolicy(table_conf={"bucket": "2", "bucket-key": "v"})).prepare(
+        [("db.t", _record(("v", string()), pks=()))]
+    )
+
+
 def test_ignore_incompatible_skips_only_the_bad_table(catalog: Catalog) -> None:
     catalog.create_table("db.bad", [("k", string())], ["k"], [], {})
     prep = TablePreparer(catalog, TablePolicy(ignore_incompatible=True), commit_user="me")
