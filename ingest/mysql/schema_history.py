@@ -22,6 +22,7 @@ from ingest.mysql.client import (
     MySqlSourceError,
     binlog_files,
     lost_position,
+    master_status,
     retrying,
 )
 from schema_evolution.ddl_targets import ddl_targets
@@ -133,7 +134,7 @@ def unfollowed_ddl(position: Position, text: str, reason: DdlError) -> MySqlSour
     )
 
 
-def check_binlog_position(connection: MySqlConnection, state_dir: str, position: Position, latest: Position) -> None:
+def check_binlog_position(connection: MySqlConnection, state_dir: str, position: Position) -> None:
     """Stops with lakecdc's error when the checkpoint's ``position`` cannot be read on from
     (``client.position_problem``: another server, a purged file, a binlog that went backwards)
     instead of waiting forever for the server to pass it, or failing later with error 1236. The
@@ -142,8 +143,10 @@ def check_binlog_position(connection: MySqlConnection, state_dir: str, position:
     then = json.loads(kept.read_text())["server"] if kept.exists() else None
 
     def check(c: object) -> tuple[str | None, str]:
+        # The server's end now, read after the checkpoint's position was planned: an --available-now
+        # target read at start-up may be behind a position the snapshot's chunks already reached.
         now = server_identity(c)
-        return position_problem(position, latest, binlog_files(c), then, now), now
+        return position_problem(position, master_status(c), binlog_files(c), then, now), now
 
     problem, now = retrying(connection, check)
     if problem is not None:

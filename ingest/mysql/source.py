@@ -248,7 +248,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             KnownTables(self.spec.state_dir).add(tables)
         else:
             latest = retrying(self.spec.connection, master_status)
-        check_binlog_position(self.spec.connection, self.spec.state_dir, tuple(start["binlog"]), latest)
+        check_binlog_position(self.spec.connection, self.spec.state_dir, tuple(start["binlog"]))
         if binlog_offset(latest) <= binlog_offset(tuple(start["binlog"])):
             return start
         # The snapshot is complete: its chunks live on in the registry, not in every offset.
