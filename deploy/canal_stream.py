@@ -7,8 +7,10 @@ equal, and ``changes`` every row change in order, so a test can check the change
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -115,6 +117,17 @@ def generate(
             stream.effects.append((table, [("-D", state[table][i])]))
             del state[table][i]
     return stream
+
+
+def typed(row: dict[str, Any]) -> dict[str, Any]:
+    """An expected row (canal's text values) as the Paimon readers return it."""
+    return {
+        "id": int(row["id"]),
+        "name": row["name"],
+        "amount": Decimal(row["amount"]).quantize(Decimal("0.01")),
+        "updated": dt.datetime.fromisoformat(row["updated"]),
+        "qty": int(row["qty"]),
+    }
 
 
 def partition_by_key(partitions: int) -> Any:

@@ -10,7 +10,6 @@ writes a table (#23 items 3 and 5): real Spark, real broker, real Paimon files.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import re
@@ -20,13 +19,12 @@ import socket
 import subprocess
 import sys
 import time
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from deploy.canal_stream import CanalStream, generate, partition_by_key
+from deploy.canal_stream import CanalStream, generate, partition_by_key, typed
 from deploy.local_kafka import LocalKafka
 from ingest.cli.settings import SyncSettings
 from ingest.job import COMMIT_USER_FILE, JobFailed, run
@@ -51,19 +49,9 @@ def _settings(warehouse: str, kafka: LocalKafka, topic: str, checkpoint: Path, *
     return SyncSettings(**values)
 
 
-def _typed(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": int(row["id"]),
-        "name": row["name"],
-        "amount": Decimal(row["amount"]).quantize(Decimal("0.01")),
-        "updated": dt.datetime.fromisoformat(row["updated"]),
-        "qty": int(row["qty"]),
-    }
-
-
 def _assert_exact(warehouse: str, stream: CanalStream) -> None:
     for table in TABLES:
-        expected = sorted((_typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
+        expected = sorted((typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
         assert read_rust(warehouse, f"ods.{table}") == expected
 
 

@@ -6,7 +6,6 @@ Outcomes only: final table contents (through both pypaimon-rust and pypaimon), t
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 import signal
@@ -14,13 +13,12 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from deploy.canal_stream import CanalStream, generate, partition_by_key
+from deploy.canal_stream import CanalStream, generate, partition_by_key, typed
 from deploy.local_kafka import LocalKafka
 from ingest.cli.settings import SyncSettings
 from ingest.job import JobFailed, run
@@ -45,18 +43,8 @@ def _settings(warehouse: str, kafka: LocalKafka, topic: str, **extra: Any) -> Sy
     return SyncSettings(**values)
 
 
-def _typed(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": int(row["id"]),
-        "name": row["name"],
-        "amount": Decimal(row["amount"]).quantize(Decimal("0.01")),
-        "updated": dt.datetime.fromisoformat(row["updated"]),
-        "qty": int(row["qty"]),
-    }
-
-
 def _assert_table_matches(warehouse: str, stream: CanalStream, table: str) -> None:
-    expected = sorted((_typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
+    expected = sorted((typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
     assert read_rust(warehouse, f"ods.{table}") == expected
     assert read_pypaimon(warehouse, f"ods.{table}") == expected
     # The changelog holds every change exactly once, in source order per key.
