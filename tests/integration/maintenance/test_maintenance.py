@@ -11,11 +11,11 @@ from typing import Any, TypedDict
 
 import pytest
 
-from deploy.canal_stream import generate, partition_by_key
+from deploy.canal_stream import generate, partition_by_key, typed
 from deploy.local_kafka import LocalKafka
 from ingest.job import run
 from sinks.store import index, manifests, tables
-from tests.integration.kafka.test_sync import _assert_table_matches, _settings, _typed
+from tests.integration.kafka.test_sync import _assert_table_matches, _settings
 from tests.paimon_read import read_changelog, read_pypaimon, read_rust
 
 
@@ -85,7 +85,7 @@ def test_maintenance_modes_keep_tables_exact(
             _assert_table_matches(warehouse, stream, table)
         else:
             # The changelog of expired snapshots is gone with them; the table itself is exact.
-            expected = sorted((_typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
+            expected = sorted((typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
             assert read_rust(warehouse, f"ods.{table}") == expected == read_pypaimon(warehouse, f"ods.{table}")
 
 
@@ -236,7 +236,7 @@ def test_compaction_changelog_inside_the_job(
     result = run(_settings(warehouse, kafka, topic_name, max_offsets_per_trigger=100, table_conf=table_conf))
     assert result.stats.batches >= 4
     for table in ("orders", "customers"):
-        rows = sorted((_typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
+        rows = sorted((typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
         assert read_rust(warehouse, f"ods.{table}") == rows == read_pypaimon(warehouse, f"ods.{table}")
         log = read_changelog(warehouse, f"ods.{table}", columns=("id", "name", "qty"))
         replay: dict[int, tuple[Any, ...]] = {}
