@@ -3,19 +3,24 @@
 ``drop-partition``, ``remove-orphan-files``.
 
 They run in this process (no Spark): compaction merges buckets on a thread pool, and every
-action is safe beside a running sync job except ``rollback-to``, which needs the job stopped.
+action is safe beside a running sync job except ``rollback-to`` and ``rescale``, which rewrite what a
+writer builds on: they take the table's lease (``sinks.write.lease``) for their run, so they are
+refused while a sync job writes the table, and a job cannot start writing it meanwhile.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
+
+from schema_evolution.errors import LakeCdcError
 
 ACTIONS = (
     "compact",
@@ -104,6 +109,9 @@ def run(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     except ValueError as exc:
         print(f"lakecdc: error: {exc}", file=sys.stderr)
         return 2
+    except LakeCdcError as exc:  # a lease held by a running sync job
+        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        return 1
 
 
 def _tables(args: argparse.Namespace, catalog_conf: dict[str, str]) -> list[str]:
@@ -115,6 +123,30 @@ def _tables(args: argparse.Namespace, catalog_conf: dict[str, str]) -> list[str]
     if not names:
         raise ValueError(f"database {args.database} has no tables")
     return [f"{args.database}.{name}" for name in names]
+
+
+@contextlib.contextmanager
+def _exclusive(args: argparse.Namespace, catalog_conf: dict[str, str], identifier: str) -> Iterator[None]:
+    """Hold ``identifier``'s lease while an action that a running writer must not see runs; a live
+    sync job's lease refuses it (``LeaseHeld`` names the job), with the job's rules of expiry and
+    LAKECDC_FORCE_LEASE."""
+    from pathlib import Path
+
+    from ingest.job import lease_settings
+    from sinks.write.committer import Committer
+    from sinks.write.lease import Fence, Owner
+
+    directory = Committer(args.warehouse, catalog_conf, "").table_directory(identifier)
+    if directory is None:
+        yield  # no such table: the action reports it
+        return
+    ttl, force = lease_settings()
+    fence = Fence(Owner.this_process(f"lakecdc {args.action} (pid {os.getpid()})"), ttl, force)
+    try:
+        fence.hold(Path(directory), f"table {identifier}")
+        yield
+    finally:
+        fence.close()
 
 
 def _partitions(values: Sequence[str] | None) -> list[dict[str, str]]:
@@ -217,7 +249,8 @@ def _rescale(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
         table = open_table(args.warehouse, catalog_conf, identifier)
         values = partition_values(table, specs[0])
         partition = dict(zip([f.name for f in table.partition_keys_fields], values, strict=True))
-    report = rescale(args.warehouse, catalog_conf, identifier, args.bucket_num, partition)
+    with _exclusive(args, catalog_conf, identifier):
+        report = rescale(args.warehouse, catalog_conf, identifier, args.bucket_num, partition)
     print(
         f"lakecdc: {identifier}: {report.rows} rows rewritten from {report.old_buckets} into "
         f"{report.new_buckets} buckets (snapshot {report.snapshot}). Restart the job that writes this table."
@@ -316,7 +349,9 @@ def _delete_tag(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
 def _rollback(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     from sinks.lifecycle.expire import rollback_to
 
-    report = rollback_to(args.warehouse, catalog_conf, f"{args.database}.{args.table}", args.version)
+    identifier = f"{args.database}.{args.table}"
+    with _exclusive(args, catalog_conf, identifier):
+        report = rollback_to(args.warehouse, catalog_conf, identifier, args.version)
     print(
         f"lakecdc: {report.table} rolled back to snapshot {report.snapshot}: {report.removed_snapshots} snapshots "
         f"removed, {report.data_files_deleted} data files, {report.changelog_files_deleted} changelog files and "

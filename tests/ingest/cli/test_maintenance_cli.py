@@ -115,3 +115,34 @@ def test_compact_merges_append_tables_and_skips_those_it_cannot(wh: str, capsys:
     assert "db.tracked: skipped" in out.err and "row-tracking.enabled=true" in out.err
     assert main(["compact", "--warehouse", wh, "--database", "db", "--table", "tracked"]) == 2
     assert "lakecdc does not compact this append table" in capsys.readouterr().err
+
+
+def test_rollback_and_rescale_wait_for_the_writing_job(wh: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """rollback-to and rescale rewrite what a running writer builds on: while a sync job holds the
+    table's lease they are refused naming it and change nothing; compaction still runs beside it."""
+    from sinks.write.committer import Committer
+    from sinks.write.lease import Fence, Owner
+
+    base = ["--warehouse", wh, "--database", "db", "--table", "t"]
+    assert main(["create_tag", *base, "--tag_name", "before", "--snapshot", "4"]) == 0
+    directory = Committer(wh, {}, "").table_directory("db.t")
+    assert directory is not None
+    job = Fence(Owner.this_process("job 'orders' (checkpoint /ck)"))
+    job.hold(directory, "table db.t")
+    try:
+        capsys.readouterr()
+        assert main(["rollback_to", *base, "--version", "before"]) == 1
+        err = capsys.readouterr().err
+        assert "table db.t is in use by another job: job 'orders' (checkpoint /ck)" in err
+        assert main(["rescale", *base, "--bucket_num", "2"]) == 1
+        assert "in use by another job" in capsys.readouterr().err
+        assert read_rust(wh, "db.t") == [{"id": i, "v": f"v{8 + i}"} for i in range(4)]
+        assert main(["compact", *base]) == 0
+    finally:
+        job.close()
+    assert main(["rollback_to", *base, "--version", "before"]) == 0
+    assert read_rust(wh, "db.t") == [{"id": i, "v": f"v{i}"} for i in range(4)] == read_pypaimon(wh, "db.t")
+    # the action released the lease it took: a job can take it again
+    again = Fence(Owner.this_process("job 'orders'"))
+    again.hold(directory, "table db.t")
+    again.close()
