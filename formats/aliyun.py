@@ -58,6 +58,7 @@ from formats.events import (
 )
 from formats.jsonutil import load_object, optional, require
 from schema_evolution.errors import MalformedMessage, SourcePosition
+from schema_evolution.payloads import preview
 
 FORMAT = "aliyun-json"
 
@@ -76,7 +77,7 @@ def _date(v: Any, pos: SourcePosition) -> Any:
     try:
         at = _EPOCH + timedelta(milliseconds=v)
     except OverflowError:
-        raise MalformedMessage(FORMAT, pos, f"DATE value {v} is not an epoch-millisecond instant") from None
+        raise MalformedMessage(FORMAT, pos, f"DATE value {preview(v)} is not an epoch-millisecond instant") from None
     return f"{at:%Y-%m-%d %H:%M:%S}.{at.microsecond // 1000:03d}"
 
 
@@ -86,7 +87,7 @@ def _bytes(v: Any, pos: SourcePosition) -> Any:
     try:
         return b64decode(v, validate=True)
     except binascii.Error:
-        raise MalformedMessage(FORMAT, pos, f"BYTES value {v[:40]!r} is not Base64 text") from None
+        raise MalformedMessage(FORMAT, pos, f"BYTES value {preview(v, 40)} is not Base64 text") from None
 
 
 _CONVERTERS: dict[str, Converter] = {"DATE": _date, "BYTES": _bytes}
@@ -125,7 +126,9 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
         return [SchemaChangeEvent(database, table, _ddl_text(payload["ddl"]), ts)]
     else:
         raise MalformedMessage(
-            FORMAT, pos, f"unknown payload 'op' {op_name!r} (expected INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)"
+            FORMAT,
+            pos,
+            f"unknown payload 'op' {preview(op_name)} (expected INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)",
         )
 
     if not schema_node:

@@ -33,6 +33,7 @@ from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op
 from formats.jsonutil import load_object, require
 from formats.string_schema import string_schema
 from schema_evolution.errors import MalformedMessage, SourcePosition
+from schema_evolution.payloads import preview
 
 FORMAT = "aws-dms-json"
 
@@ -59,7 +60,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
     op = _OPS.get(operation) or _OPS.get(operation.lower())
     if op is None:
         raise MalformedMessage(
-            FORMAT, pos, f"unknown metadata 'operation' {operation!r} (expected load, insert, update, delete)"
+            FORMAT, pos, f"unknown metadata 'operation' {preview(operation)} (expected load, insert, update, delete)"
         )
     data = require(FORMAT, root, "data", dict, pos)
     ts = _op_ts_ms(metadata.get("timestamp"))

@@ -24,6 +24,7 @@ from formats.events import (
 )
 from formats.jsonutil import load_object, optional, require
 from schema_evolution.errors import MalformedMessage
+from schema_evolution.payloads import preview
 
 FORMAT = "canal-json"
 
@@ -60,7 +61,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
         op = OPS.get(op_name.upper())
         if op is None:
             raise MalformedMessage(
-                FORMAT, pos, f"unknown 'type' {op_name!r} in a non-DDL message (expected INSERT, UPDATE, DELETE)"
+                FORMAT, pos, f"unknown 'type' {preview(op_name)} in a non-DDL message (expected INSERT, UPDATE, DELETE)"
             )
     data = get("data")
     if type(data) is not list:

@@ -34,7 +34,8 @@ from formats.events import Op, SourceSchema, TypeSystem
 _MAX_CODECS = 16
 _UNSET = msgspec.UNSET
 _astuple = msgspec.structs.astuple
-_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
+# (msgspec raises UnicodeDecodeError for a string that is not UTF-8: canal.parse then names the offset)
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
 _NULL = msgspec.Raw(b"null")
 _OPS = canal.OPS
 _EMPTY = msgspec.Raw(b"")

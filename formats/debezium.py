@@ -44,6 +44,7 @@ from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, Sch
 from formats.jsonutil import load_object, optional
 from schema_evolution.debezium_types import ColumnPlan, plan_column
 from schema_evolution.errors import MalformedMessage, SourcePosition, UnsupportedChange
+from schema_evolution.payloads import preview, reason
 
 FORMAT = "debezium-json"
 
@@ -99,7 +100,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
     if op is None:
         if op_name in _UNSUPPORTED:
             raise UnsupportedChange(f"{database}.{table}", pos, _UNSUPPORTED[op_name])
-        raise MalformedMessage(FORMAT, pos, f"unknown 'op' {op_name!r} (expected c, r, u, d)")
+        raise MalformedMessage(FORMAT, pos, f"unknown 'op' {preview(op_name)} (expected c, r, u, d)")
 
     after = _image(payload, "after", op is not Op.DELETE, op_name, pos)
     before = _image(payload, "before", op is Op.DELETE, op_name, pos)
@@ -214,7 +215,9 @@ def _convert(
                 row[name] = column.convert(value)
             except (ValueError, TypeError, OverflowError) as exc:
                 raise MalformedMessage(
-                    FORMAT, pos, f"column '{name}' ({column.paimon_type}): cannot read {_preview(value)}: {exc}"
+                    FORMAT,
+                    pos,
+                    f"column '{name}' ({column.paimon_type}): cannot read {preview(value, 60)}: {reason(exc, value)}",
                 ) from None
         elif exact:
             row[name] = _plain(value)
@@ -232,8 +235,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict | list):
         return orjson.dumps(value, default=lambda d: orjson.Fragment(str(d))).decode()
     return value
-
-
-def _preview(value: Any) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= 60 else shown[:60] + "…"

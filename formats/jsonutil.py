@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 
 from schema_evolution.errors import MalformedMessage, SourcePosition
+from schema_evolution.payloads import describe, preview, previews_enabled
 
 
 def load_object(fmt: str, value: bytes | None, position: SourcePosition | None) -> dict[str, Any]:
@@ -16,7 +17,7 @@ def load_object(fmt: str, value: bytes | None, position: SourcePosition | None) 
     try:
         root = orjson.loads(value)
     except orjson.JSONDecodeError as exc:
-        raise MalformedMessage(fmt, position, f"not valid JSON ({exc}); starts with {_preview(value)}") from None
+        raise MalformedMessage(fmt, position, f"not valid JSON ({exc}); {head(value)}") from None
     if not isinstance(root, dict):
         raise MalformedMessage(fmt, position, f"expected a JSON object, got {type(root).__name__}")
     return root
@@ -40,7 +41,9 @@ def optional(fmt: str, root: dict[str, Any], key: str, kind: type, position: Sou
     return value
 
 
-def _preview(value: bytes, limit: int = 80) -> str:
-    """A short, printable head of a bad message for error texts (never the whole payload)."""
-    head = value[:limit].decode("utf-8", errors="replace")
-    return repr(head + ("…" if len(value) > limit else ""))
+def head(value: bytes) -> str:
+    """A bad message for error texts: its size, or with previews on (``--log-payloads``) a short,
+    printable head of it (never the whole payload)."""
+    if previews_enabled():
+        return f"starts with {preview(value)}"
+    return f"the value is {describe(value)}"

@@ -38,6 +38,7 @@ from formats.events import (
 from formats.jsonutil import load_object, optional, require
 from formats.string_schema import string_schema
 from schema_evolution.errors import MalformedMessage, SourcePosition
+from schema_evolution.payloads import preview
 
 FORMAT = "maxwell-json"
 
@@ -98,7 +99,7 @@ def _not_a_row_change(
     raise MalformedMessage(
         FORMAT,
         pos,
-        f"unknown 'type' {kind!r} (expected insert, update, delete, or a table-/database- DDL type)",
+        f"unknown 'type' {preview(kind)} (expected insert, update, delete, or a table-/database- DDL type)",
     )
 
 

@@ -28,6 +28,7 @@ from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, Sou
 from formats.jsonutil import load_object, optional, require
 from formats.string_schema import string_schema
 from schema_evolution.errors import MalformedMessage, SourcePosition
+from schema_evolution.payloads import preview
 
 FORMAT = "ogg-json"
 
@@ -50,7 +51,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
                 "op_type 'T' (TRUNCATE) removes every row without naming them, so it cannot be replayed as "
                 "row changes (Paimon's ogg-json rejects it too); truncate the Paimon table yourself",
             )
-        raise MalformedMessage(FORMAT, pos, f"unknown 'op_type' {op_name!r} (expected I, U or D)")
+        raise MalformedMessage(FORMAT, pos, f"unknown 'op_type' {preview(op_name)} (expected I, U or D)")
     database, table = _names(root, pos)
     op_ts_ms = _op_ts_ms(root, pos)
 
@@ -71,7 +72,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
 def _image(root: dict[str, Any], field: str, op_name: str, pos: SourcePosition) -> dict[str, Any]:
     image = root.get(field)
     if image is None:
-        raise MalformedMessage(FORMAT, pos, f"field '{field}' is missing or null, but op_type {op_name!r} needs it")
+        raise MalformedMessage(FORMAT, pos, f"field '{field}' is missing or null, but op_type '{op_name}' needs it")
     if not isinstance(image, dict):
         raise MalformedMessage(FORMAT, pos, f"field '{field}' must be a JSON object, got {type(image).__name__}")
     return image
@@ -83,7 +84,7 @@ def _names(root: dict[str, Any], pos: SourcePosition) -> tuple[str | None, str |
         return None, None  # routing decides whether a topic of one table needs no name
     database, dot, table = qualified.partition(".")
     if not dot or not database or not table:
-        raise MalformedMessage(FORMAT, pos, f"field 'table' must be 'SCHEMA.TABLE', got {qualified!r}")
+        raise MalformedMessage(FORMAT, pos, f"field 'table' must be 'SCHEMA.TABLE', got {preview(qualified)}")
     return database, table
 
 
@@ -95,7 +96,7 @@ def _op_ts_ms(root: dict[str, Any], pos: SourcePosition) -> int | None:
         moment = datetime.fromisoformat(op_ts)
     except ValueError:
         raise MalformedMessage(
-            FORMAT, pos, f"field 'op_ts' is not a timestamp like '2020-05-13 15:40:06.000000': {op_ts!r}"
+            FORMAT, pos, f"field 'op_ts' is not a timestamp like '2020-05-13 15:40:06.000000': {preview(op_ts)}"
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)  # OGG writes the source's time without a zone: read it as UTC

@@ -26,6 +26,7 @@ from ingest.streaming.checkpoint import SPARK_DIR, CheckpointGuard, SparkProgres
 from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor, configure_session
 from ingest.workers.warmup import start_warming
 from schema_evolution.errors import LakeCdcError, TransientError
+from schema_evolution.payloads import enable_previews
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.table.catalog import Catalog
 from sinks.table.locations import resolve_location
@@ -208,6 +209,7 @@ def parse_spec(settings: SyncSettings, fmt: str) -> ParseSpec:
         metadata_prefix=settings.metadata_column_prefix,
         metadata_not_null=fmt == mysql_values.FORMAT,
         case_sensitive=settings.case_sensitive,
+        log_payloads=settings.log_payloads,
     )
 
 
@@ -240,6 +242,7 @@ def run(settings: SyncSettings) -> JobResult:
     """Run the sync job until it is stopped (or, with ``available_now``, until Kafka is drained).
 
     The job holds the leases of its checkpoint and tables while it runs (``sinks.write.lease``)."""
+    enable_previews(settings.log_payloads)  # the driver's error texts and DDL logs (--log-payloads)
     checkpoint = settings.checkpoint or default_checkpoint(settings)
     ttl, force = lease_settings()
     fence = Fence(Owner.this_process(f"job '{settings.job_name}' (checkpoint {checkpoint})"), ttl, force)

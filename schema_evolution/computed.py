@@ -61,6 +61,7 @@ import pyarrow.compute as pc
 from schema_evolution.arrow_types import to_arrow
 from schema_evolution.conversion import convert_column
 from schema_evolution.date_format import Token, format_timestamps
+from schema_evolution.payloads import preview
 from schema_evolution.types import PaimonType, Root, int_, string, timestamp
 
 _INTS = frozenset({Root.TINYINT, Root.SMALLINT, Root.INT, Root.BIGINT})
@@ -192,7 +193,7 @@ class ComputedColumn:
             return pc.cast(pc.utf8_trim_whitespace(column), pa.int64())
         except pa.ArrowInvalid:
             bad = next((v for v in column.to_pylist() if v is not None and not _is_int(v)), None)
-            raise self._fail(f"value {bad!r} of column '{self.source}' is not an epoch number") from None
+            raise self._fail(f"value {preview(bad)} of column '{self.source}' is not an epoch number") from None
 
     def _parse_text(self, column: pa.Array) -> pa.Array:
         text = pc.utf8_trim_whitespace(column)
@@ -204,7 +205,7 @@ class ComputedColumn:
                 (v for v in text.to_pylist() if v is not None and _cast_timestamps(_one(_pad_datetime(v))) is None),
                 None,
             )
-            raise self._fail(f"value {bad!r} of column '{self.source}' is not a date or timestamp")
+            raise self._fail(f"value {preview(bad)} of column '{self.source}' is not a date or timestamp")
         return parsed
 
     def _truncate(self, column: pa.Array, input_type: PaimonType) -> pa.Array:

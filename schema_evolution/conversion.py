@@ -24,20 +24,19 @@ import pyarrow.compute as pc
 from schema_evolution.arrow_types import to_arrow
 from schema_evolution.geojson import mysql_geometry_to_geojson
 from schema_evolution.mysql_types import is_spatial, split_mysql_type
+from schema_evolution.payloads import preview, reason
 from schema_evolution.types import PaimonType, Root
 
 
 class ValueConversionError(ValueError):
-    """A value that cannot be converted to its column's type; ``row`` indexes the input column."""
+    """A value that cannot be converted to its column's type; ``row`` indexes the input column. The
+    text describes the value by its shape unless previews are on (``schema_evolution.payloads``)."""
 
-    def __init__(self, column: str, typ: PaimonType, row: int, value: Any, reason: str) -> None:
+    def __init__(self, column: str, typ: PaimonType, row: int, value: Any, why: str) -> None:
         self.column = column
         self.row = row
         self.value = value
-        shown = repr(value)
-        if len(shown) > 80:
-            shown = shown[:80] + "…"
-        super().__init__(f"column '{column}' ({typ}): cannot convert value {shown}: {reason}")
+        super().__init__(f"column '{column}' ({typ}): cannot convert value {preview(value)}: {why}")
 
 
 @dataclass
@@ -62,8 +61,8 @@ def convert_column(
     try:
         return _convert(column, values, target, source_type, notes)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, TypeError, OverflowError) as exc:
-        row, value, reason = _first_bad(column, values, target, source_type)
-        raise ValueConversionError(column, target, row, value, reason or str(exc).split("\n")[0]) from None
+        row, value, why = _first_bad(column, values, target, source_type)
+        raise ValueConversionError(column, target, row, value, why or reason(exc, value)) from None
 
 
 def _convert(
@@ -142,7 +141,7 @@ def _enum_value(v: Any, names: list[str]) -> str | None:
             return ""  # MySQL's "invalid value" member
         if idx <= len(names):
             return names[idx - 1]
-        raise ValueError(f"ENUM index {idx} out of range for {names}")
+        raise ValueError(f"ENUM index {preview(idx)} out of range for the column's {len(names)} members")
     return text
 
 
@@ -206,5 +205,5 @@ def _first_bad(
         try:
             _convert(column, [v], target, source_type, None)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, TypeError, OverflowError) as exc:
-            return i, v, str(exc).split("\n")[0]
+            return i, v, reason(exc, v)
     return 0, values[0] if values else None, None

@@ -84,6 +84,7 @@ def _add_sync_parser(sub: Any, action: Action) -> None:
         help="rows of one table in a micro-batch from which one task per core writes it, by bucket (default 50000)",
     )
     _opt(p, "available-now", default=None, choices=BOOLEAN, help="true: process what is there now, then stop")
+    _opt(p, "log-payloads", default=None, choices=BOOLEAN, help="true: message values in error texts, DDL in logs")
     _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
 
 
@@ -232,6 +233,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
             values[name] = getattr(args, name)
     if args.available_now is not None:
         values["available_now"] = args.available_now == "true"
+    if args.log_payloads is not None:
+        values["log_payloads"] = args.log_payloads == "true"
     return SyncSettings(**values)
 
 

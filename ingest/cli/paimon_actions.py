@@ -238,6 +238,16 @@ ACTION_OPTIONS: tuple[ActionOption, ...] = (
         paimon=False,
     ),
     _o(
+        "log-payloads",
+        SYNC,
+        H,
+        "show message values in error texts and DDL text in logs (default: positions, fields, sizes only)",
+        "true",
+        kind=Kind.BOOLEAN,
+        bare=True,
+        paimon=False,
+    ),
+    _o(
         "spark-conf",
         SYNC,
         H,

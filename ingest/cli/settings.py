@@ -67,6 +67,7 @@ class SyncSettings(BaseSettings):
         50_000, ge=0, description="rows of one table in a micro-batch from which several tasks write it, by bucket"
     )
     available_now: bool = Field(False, description="process what is in Kafka now, then stop")
+    log_payloads: bool = Field(False, description="message values in error texts and DDL text in logs")
     spark_conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
     # Source option keys accepted with no effect (logged once when the job starts).
     _no_effect: list[str] = PrivateAttr(default_factory=list)

@@ -23,6 +23,7 @@ from schema_evolution.computed_specs import parse_computed_columns, resolve_case
 from schema_evolution.conversion import ConversionNotes
 from schema_evolution.errors import MalformedMessage, SourcePosition
 from schema_evolution.mysql_types import UnsupportedSourceType
+from schema_evolution.payloads import enable_previews
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.layout import RecordSchema
 from sinks.write.chunk_format import CHUNK_SCHEMA, VALUE_KIND, serialize_batch
@@ -47,6 +48,8 @@ class ParseSpec:
     # --catalog-conf case-sensitive=false: column and key names in lower case, computed columns'
     # references matched whatever their case (Paimon's CDC actions)
     case_sensitive: bool = True
+    # --log-payloads: error texts may show message values (schema_evolution.payloads)
+    log_payloads: bool = False
 
 
 @dataclass
@@ -59,6 +62,7 @@ class ChunkAssembler:
     notes: ConversionNotes = field(default_factory=ConversionNotes)
 
     def __post_init__(self) -> None:
+        enable_previews(self.spec.log_payloads)  # this worker's error texts, as the job asks
         # No entry: a source that parses its rows itself (the MySQL binlog) and calls add_events only.
         entry = FORMATS.get(self.spec.format.lower())
         self._parse: Parser | None = entry.parse if entry is not None else None

@@ -24,6 +24,7 @@ import structlog
 from ingest.streaming.checkpoint import CheckpointGuard
 from ingest.streaming.maintenance import StreamMaintenance
 from ingest.streaming.write_task import write_task
+from schema_evolution.payloads import ddl_fields
 from sinks.layout import RecordSchema
 from sinks.table.prepare import TablePreparer
 from sinks.write.bucket_routing import MIN_ROWS, plan_routings
@@ -162,7 +163,9 @@ class MicroBatchProcessor:
             if r["ddl"] is not None:
                 # Paimon's CDC semantics: the schema follows the types carried by data messages;
                 # DDL messages are acknowledged and carry no rows.
-                bound.info("DDL message seen; schema follows the data messages", table=r["table"], ddl=r["ddl"])
+                # (its kind and length; the statement only with --log-payloads)
+                ddl = ddl_fields(r["ddl"])
+                bound.info("DDL message seen; schema follows the data messages", table=r["table"], **ddl)
             elif (r["table"], r["schema"]) not in seen:
                 seen.add((r["table"], r["schema"]))
                 schemas.append((r["table"], RecordSchema.from_json(r["schema"])))

@@ -1,6 +1,9 @@
 """The contract every registered format keeps (``formats.FORMATS``): a malformed message is refused with a
 ``MalformedMessage`` that names the format, the message's topic/partition/offset and the reason, never
-skipped. One case per captured message in ``tests/data/<format>/malformed/``, plus the null value."""
+skipped. One case per captured message in ``tests/data/<format>/malformed/``, plus the null value.
+
+The reasons below are those with previews on (``--log-payloads``); by default a reason that would
+show a value describes it instead (``DEFAULT_REASONS``): errors carry no payload."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import pytest
 from formats import FORMATS
 from formats.events import MessageContext
 from schema_evolution.errors import MalformedMessage, SourcePosition
+from schema_evolution.payloads import previews
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CTX = MessageContext(SourcePosition("cdc", 3, 42))
@@ -101,6 +105,21 @@ MALFORMED: dict[str, list[tuple[str, str]]] = {
     ],
 }
 
+# (format, file) -> the reason without previews, where the one above shows a value
+DEFAULT_REASONS: dict[tuple[str, str], str] = {
+    ("debezium-json", "unknown-op.json"): "unknown 'op' a string of 1 character (expected c, r, u, d)",
+    (
+        "debezium-json",
+        "bad-base64-decimal.json",
+    ): "column 'price' (DECIMAL(10, 2)): cannot read a string of 4 characters",
+    ("maxwell-json", "unknown-type.json"): "unknown 'type' a string of 7 characters",
+    ("ogg-json", "unknown-op.json"): "unknown 'op_type' a string of 1 character (expected I, U or D)",
+    ("ogg-json", "table-without-schema.json"): "field 'table' must be 'SCHEMA.TABLE', got a string of 5 characters",
+    ("aws-dms-json", "unknown-operation.json"): "unknown metadata 'operation' a string of 6 characters",
+    ("aliyun-json", "unknown-op.json"): "unknown payload 'op' a string of 6 characters",
+    ("aliyun-json", "bad-base64.json"): "BYTES value a string of 11 characters is not Base64 text",
+}
+
 # A null value (with or without a key): refused as "no value", except where the format gives it a
 # meaning (debezium's tombstone after a delete changes no row).
 TOMBSTONE_IS_NO_CHANGE = {"debezium-json"}
@@ -129,7 +148,15 @@ def assert_malformed(fmt: str, value: bytes | None, key: bytes | None, reason: s
 
 @pytest.mark.parametrize(("fmt", "file", "reason"), _cases())
 def test_malformed_message_names_its_format_position_and_reason(fmt: str, file: str, reason: str) -> None:
-    assert_malformed(fmt, (DATA / FOLDERS[fmt] / "malformed" / file).read_bytes(), None, reason)
+    with previews(True):
+        assert_malformed(fmt, (DATA / FOLDERS[fmt] / "malformed" / file).read_bytes(), None, reason)
+
+
+@pytest.mark.parametrize(("fmt", "file", "reason"), _cases())
+def test_malformed_message_by_default_describes_values(fmt: str, file: str, reason: str) -> None:
+    assert_malformed(
+        fmt, (DATA / FOLDERS[fmt] / "malformed" / file).read_bytes(), None, DEFAULT_REASONS.get((fmt, file), reason)
+    )
 
 
 @pytest.mark.parametrize("key", [None, b"key"], ids=["no-key", "with-key"])

@@ -16,6 +16,7 @@ from schema_evolution import types as t
 from schema_evolution.arrow_types import to_arrow
 from schema_evolution.computed import ComputedColumn
 from schema_evolution.computed_specs import parse_computed_columns
+from schema_evolution.payloads import previews
 from schema_evolution.types import PaimonType
 
 
@@ -139,12 +140,15 @@ def test_date_format_with_a_comma_needs_quotes() -> None:
 
 def test_unparseable_text_stops_with_the_value() -> None:
     col = column("c=year(s)")
-    with pytest.raises(
-        ValueError, match=r"computed column 'c' \(year\(s\)\): value 'soon' of column 's' is not a date"
+    with pytest.raises(ValueError, match=r"value a string of 4 characters of column 's' is not a date"):
+        col.evaluate(pa.array(["2024-01-01", "soon"]), t.string(), 2, 0)
+    with (
+        previews(True),
+        pytest.raises(ValueError, match=r"computed column 'c' \(year\(s\)\): value 'soon' of column 's' is not a date"),
     ):
         col.evaluate(pa.array(["2024-01-01", "soon"]), t.string(), 2, 0)
     col = column("c=year(s, 3)")
-    with pytest.raises(ValueError, match="value '12x' of column 's' is not an epoch number"):
+    with previews(True), pytest.raises(ValueError, match="value '12x' of column 's' is not an epoch number"):
         col.evaluate(pa.array(["1", None, "12x"]), t.string(), 3, 0)
 
 
