@@ -18,6 +18,7 @@ import pyarrow as pa
 import structlog
 
 from sinks.compaction import compactor, deletion_vectors
+from sinks.store import tables
 
 log = structlog.get_logger(__name__)
 
@@ -45,6 +46,7 @@ def rescale(
 
     if bucket_num < 1:
         raise ValueError(f"--bucket-num must be 1 or more, got {bucket_num}")
+    tables.table_location(warehouse, identifier)  # a safe name inside the warehouse, before anything is read
     options = {**catalog_options, "warehouse": warehouse}
     before = PaimonCatalog(options).get_table(identifier)  # the table as it is: its bucket count, its data
     old = int(before.schema().options().get("bucket", "-1"))

@@ -19,6 +19,7 @@ from schema_evolution.evolution import AddColumn, SchemaChange, UpdateColumnComm
 from schema_evolution.types import PaimonType, Root, parse_type
 from sinks.compaction.merge.options import MergeOptions
 from sinks.layout import TableLayout
+from sinks.store.tables import database_location, table_location
 
 if TYPE_CHECKING:
     from sinks.store.paimon_types import FileStoreTable
@@ -34,7 +35,11 @@ def to_pypaimon_type(typ: PaimonType) -> DataType:
 
 
 class Catalog:
-    """A Paimon filesystem catalog at ``warehouse`` (any URI pypaimon supports)."""
+    """A Paimon filesystem catalog at ``warehouse`` (any URI pypaimon supports).
+
+    Every database and table name is checked before pypaimon sees it (``sinks.store.tables``): a
+    name that is not safe as a directory name, or whose directory would not be inside the
+    warehouse, raises ``UnsafeIdentifierError`` before anything is created or read."""
 
     def __init__(self, warehouse: str, options: Mapping[str, str] | None = None) -> None:
         self.warehouse = warehouse
@@ -42,12 +47,15 @@ class Catalog:
         self._catalog = CatalogFactory.create(dict(self.options))
 
     def ensure_database(self, database: str) -> None:
+        database_location(self.warehouse, database)
         self._catalog.create_database(database, True)
 
     def list_tables(self, database: str) -> list[str]:
+        database_location(self.warehouse, database)
         return sorted(self._catalog.list_tables(database))
 
     def load_layout(self, identifier: str) -> TableLayout | None:
+        table_location(self.warehouse, identifier)
         try:
             table: FileStoreTable = self._catalog.get_table(identifier)
         except TableNotExistException:
@@ -72,11 +80,13 @@ class Catalog:
         )
 
     def table_options(self, identifier: str) -> dict[str, str]:
+        table_location(self.warehouse, identifier)
         table: FileStoreTable = self._catalog.get_table(identifier)
         return {str(k): str(v) for k, v in table.options.options.to_map().items()}
 
     def set_options(self, identifier: str, options: Mapping[str, str]) -> TableLayout:
         """Set table options (ALTER TABLE ... SET) and return the table's new layout."""
+        table_location(self.warehouse, identifier)
         self._catalog.alter_table(
             identifier, [PaimonSchemaChange.set_option(k, v) for k, v in sorted(options.items())], False
         )
@@ -87,6 +97,7 @@ class Catalog:
 
     def latest_commit_user(self, identifier: str) -> str | None:
         """Who made the table's latest snapshot (None for a table without snapshots)."""
+        table_location(self.warehouse, identifier)
         try:
             table: FileStoreTable = self._catalog.get_table(identifier)
         except TableNotExistException:
@@ -104,6 +115,7 @@ class Catalog:
         comment: str | None = None,
         descriptions: Mapping[str, str] | None = None,
     ) -> TableLayout:
+        table_location(self.warehouse, identifier)
         pk = set(primary_keys)
         data_fields = [
             DataField(
@@ -132,6 +144,7 @@ class Catalog:
         """Apply schema changes to the table and return its new layout."""
         if not changes:
             return layout
+        table_location(self.warehouse, layout.identifier)
         paimon_changes: list[PaimonSchemaChange] = []
         current = layout.field_types()
         for change in changes:

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import structlog
 
+from schema_evolution.identifiers import UnsafeIdentifierError
+from sinks.store.tables import inside_warehouse, table_location
+
 log = structlog.get_logger(__name__)
 
 
@@ -59,6 +62,8 @@ class Committer:
             location = str(open_table(self.warehouse, self.catalog_options, table).table_path)
         except TableNotExistException:
             return None
+        if not inside_warehouse(self.warehouse, location, 2):  # the lease file goes there: never outside
+            raise UnsafeIdentifierError("table", table, f"its directory {location} is not inside the warehouse")
         return Path(location.removeprefix("file://").removeprefix("file:"))
 
     def commit(self, table: str, batch_id: int, messages: Sequence[bytes]) -> bool:
@@ -67,6 +72,7 @@ class Committer:
         # the thread that made them, and foreachBatch callbacks run on varying py4j threads.
         from pypaimon_rust.datafusion import CommitMessage, PaimonCatalog
 
+        table_location(self.warehouse, table)
         catalog = PaimonCatalog({**self.catalog_options, "warehouse": self.warehouse})
         builder = catalog.get_table(table).new_stream_write_builder().with_commit_user(self.commit_user)
         commit = builder.new_commit()
