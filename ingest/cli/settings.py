@@ -93,6 +93,16 @@ class SyncSettings(BaseSettings):
                 raise ValueError(f"not a valid regular expression: {exc}") from None
         return v
 
+    @field_validator("database", "table")
+    @classmethod
+    def _identifier(cls, v: str | None, info: ValidationInfo) -> str | None:
+        # A directory name in the warehouse (and the default checkpoint's): refused before anything
+        # is created when it could reach outside (schema_evolution.identifiers).
+        from schema_evolution.identifiers import check_name
+
+        kind = "database" if info.field_name == "database" else "table"
+        return None if v is None else check_name(v, kind, f"--{info.field_name}")
+
     @property
     def case_sensitive(self) -> bool:
         """Paimon's catalog option ``case-sensitive`` (default true). A case-insensitive catalog gets
