@@ -15,9 +15,11 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 
+from ingest import logs
 from ingest.cli import maintenance as maintenance_cli
 from ingest.cli.paimon_actions import ALL
 from ingest.cli.paimon_args import Normalised, PaimonArgsError, action_name, normalise
+from ingest.cli.secrets import resolve_conf
 from ingest.source import Action, SourceKind
 
 SYNC_ACTIONS = tuple(action.value for action in Action)
@@ -239,8 +241,6 @@ def settings_from_args(args: argparse.Namespace) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ingest import logs
-
     logs.configure()
     try:
         args, normalised = parse_args(sys.argv[1:] if argv is None else argv)
@@ -260,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _query(args)
     if args.action in maintenance_cli.ACTIONS:
         try:
-            catalog_conf = _kv(args.catalog_conf, "catalog-conf")
+            catalog_conf = resolve_conf(_kv(args.catalog_conf, "catalog-conf"), "--catalog-conf")
             _require(args, args.action, catalog_conf)
         except ValueError as exc:
             print(f"lakecdc: error: {exc}", file=sys.stderr)
@@ -273,10 +273,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for err in exc.errors():
             where = ".".join(str(p) for p in err["loc"])
             msg = str(err["msg"]).removeprefix("Value error, ")
-            print(f"lakecdc: error: {where + ': ' if where else ''}{msg}", file=sys.stderr)
+            print(logs.redact_text(f"lakecdc: error: {where + ': ' if where else ''}{msg}"), file=sys.stderr)
         return 2
     except ValueError as exc:
-        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        print(logs.redact_text(f"lakecdc: error: {exc}"), file=sys.stderr)
         return 2
 
     if settings.no_effect_options:
@@ -288,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = run(settings)
     except JobFailed as exc:
-        print(f"lakecdc: job failed: {exc}", file=sys.stderr)
+        print(logs.redact_text(f"lakecdc: job failed: {exc}"), file=sys.stderr)
         return 1
     s = result.stats
     print(
@@ -303,12 +303,13 @@ def _query(args: argparse.Namespace) -> int:
     from sinks.table.query import run_query
 
     try:
-        table = run_query(args.warehouse, args.sql, args.database, _kv(args.catalog_conf, "catalog-conf"))
+        catalog_conf = resolve_conf(_kv(args.catalog_conf, "catalog-conf"), "--catalog-conf")
+        table = run_query(args.warehouse, args.sql, args.database, catalog_conf)
     except ValueError as exc:
-        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        print(logs.redact_text(f"lakecdc: error: {exc}"), file=sys.stderr)
         return 2
     except Exception as exc:  # DataFusion/Paimon errors: show their text, not a traceback
-        print(f"lakecdc: query failed: {exc}", file=sys.stderr)
+        print(logs.redact_text(f"lakecdc: query failed: {exc}"), file=sys.stderr)
         return 1
     shown = table.slice(0, args.max_rows)
     if args.output == "csv":

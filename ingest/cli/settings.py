@@ -9,7 +9,9 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ingest import logs
 from ingest.cli.paimon_conf import CATALOG_OPTIONS, TABLE_CONF_OPTIONS
+from ingest.cli.secrets import SecretEnvironment, resolve_conf
 from ingest.durations import spark_interval
 from ingest.kafka.options import check_kafka_conf
 from ingest.mysql.options import check_mysql_conf
@@ -24,7 +26,8 @@ from sinks.table.options import validate_table_options
 class SyncSettings(BaseSettings):
     """Settings of a ``kafka-sync-table`` / ``kafka-sync-database`` job."""
 
-    model_config = SettingsConfigDict(env_prefix="LAKECDC_", frozen=True, extra="forbid")
+    # hide_input_in_errors: a validation error's text must not carry the options (and their secrets).
+    model_config = SettingsConfigDict(env_prefix="LAKECDC_", frozen=True, extra="forbid", hide_input_in_errors=True)
 
     action: Action = Field(description="which sync action runs")
     warehouse: str = Field(description="Paimon warehouse: a relative or absolute path, or a file: URI")
@@ -76,6 +79,14 @@ class SyncSettings(BaseSettings):
     @classmethod
     def _interval(cls, v: str) -> str:
         return spark_interval(v)
+
+    @field_validator("kafka_conf", "mysql_conf", "catalog_conf", mode="before")
+    @classmethod
+    def _references(cls, v: object, info: ValidationInfo) -> object:
+        # ${env:NAME} and ${file:/path}, resolved once here on the driver (ingest.cli.secrets).
+        if isinstance(v, dict):
+            return resolve_conf(v, f"--{(info.field_name or '').replace('_', '-')}")
+        return v
 
     @field_validator("warehouse", "checkpoint")
     @classmethod
@@ -146,6 +157,12 @@ class SyncSettings(BaseSettings):
     def _check_kafka(self) -> None:
         if self.mysql_conf:
             raise ValueError("--mysql-conf belongs to the mysql-sync actions")
+        env_password = SecretEnvironment().kafka_sasl_password
+        if env_password is not None and not {"properties.sasl.password", "properties.sasl.jaas.config"} & set(
+            self.kafka_conf
+        ):
+            logs.register_secret(env_password.get_secret_value())
+            self.kafka_conf["properties.sasl.password"] = env_password.get_secret_value()
         self._no_effect = [f"--kafka-conf {k}" for k in check_kafka_conf(self.kafka_conf)]
 
     def _check_mysql(self) -> None:
@@ -163,14 +180,16 @@ class SyncSettings(BaseSettings):
     @property
     def mysql_password(self) -> str:
         """From --mysql-conf password, password-file, or LAKECDC_MYSQL_PASSWORD (in that order)."""
-        import os
-
         if "password" in self.mysql_conf:
-            return self.mysql_conf["password"]
-        if "password-file" in self.mysql_conf:
+            password = self.mysql_conf["password"]
+        elif "password-file" in self.mysql_conf:
             with open(self.mysql_conf["password-file"]) as f:
-                return f.read().strip()
-        return os.environ.get("LAKECDC_MYSQL_PASSWORD", "")
+                password = f.read().strip()
+        else:
+            env_password = SecretEnvironment().mysql_password
+            password = "" if env_password is None else env_password.get_secret_value()
+        logs.register_secret(password)
+        return password
 
     @property
     def job_name(self) -> str:
