@@ -3,20 +3,34 @@ does with it (``ingest.conf_options``), and the start-up checks of a Kafka job's
 
 Paimon hands every ``properties.*`` key to Kafka's Java client; lakecdc hands them to librdkafka,
 which shares most names. The Java-only properties scripts commonly carry have rows of their own:
+translated to librdkafka's where a translation exists (``sasl.jaas.config`` of the PLAIN, SCRAM and
+Kerberos login modules, PEM-in-property keys, an empty ``ssl.endpoint.identification.algorithm``),
 no effect where they only tune the Java client, refused (with librdkafka's equivalent) where
-dropping them would change what is read or how the job authenticates. Rows with no effect, and the
-few properties lakecdc handles itself, never reach librdkafka (``librdkafka_config``), which would
-refuse a property it does not know."""
+dropping them would change what is read or how the job authenticates (Java key and trust stores,
+``*.class`` properties). Rows with no effect, and the few properties lakecdc handles itself, never
+reach librdkafka (``librdkafka_config``), which would refuse a property it does not know.
+
+Secrets (``sasl.jaas.config``, ``*.password``, ``*.secret``, private keys) are never quoted in an
+error: the messages name the key only."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from formats import FORMATS, PLANNED_FORMATS
 from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, one_of, regex, whole_number
 from ingest.kafka.startup import STARTUP_MODES, StartupMode, parse_specific_offsets
 
 H, N, R = Treatment.HONOURED, Treatment.NO_EFFECT, Treatment.REFUSED
+
+# Java's PEM-in-a-property keys and librdkafka's names for them.
+_PEM_PROPERTIES = {
+    "ssl.keystore.key": "ssl.key.pem",
+    "ssl.keystore.certificate.chain": "ssl.certificate.pem",
+    "ssl.truststore.certificates": "ssl.ca.pem",
+}
 
 # Kafka's OffsetResetStrategy, as Paimon lists it, then librdkafka's own names for the same three.
 OFFSET_RESETS = ("latest", "earliest", "none")
@@ -69,6 +83,14 @@ def _pkcs12(value: str) -> str | None:
 
 
 _JAVA_CLASSES = "names Java classes, which librdkafka cannot load"
+_TRUSTSTORE = (
+    "a Java trust store, which librdkafka does not read: give the CA certificates as a PEM file in "
+    "properties.ssl.ca.location (from JKS: keytool -exportcert -rfc -keystore truststore.jks -alias CARoot "
+    "-file ca.pem; from PKCS12: openssl pkcs12 -in truststore.p12 -nokeys -out ca.pem)"
+)
+_JAAS_MODULES = (
+    "PlainLoginModule, ScramLoginModule (username, password) or Krb5LoginModule (useKeyTab, keyTab, principal)"
+)
 _OAUTH = (
     "for OAUTHBEARER give properties.sasl.oauthbearer.method=oidc with properties.sasl.oauthbearer.client.id, "
     "properties.sasl.oauthbearer.client.secret and properties.sasl.oauthbearer.token.endpoint.url"
@@ -82,7 +104,7 @@ KAFKA_OPTIONS = OptionTable(
             H,
             "Kafka client properties, given to librdkafka, SSL and SASL included (a property librdkafka does "
             "not know stops the job at start-up with librdkafka's error)",
-            "security.protocol=SSL",
+            "client.id=lakecdc-orders",
         ),
         ConfOption("properties.bootstrap.servers", H, "brokers (required)", "broker-1:9092,broker-2:9092"),
         ConfOption(
@@ -170,30 +192,62 @@ KAFKA_OPTIONS = OptionTable(
         ),
         ConfOption(
             "properties.sasl.jaas.config",
-            R,
-            "Java JAAS configuration, which librdkafka does not read: give properties.sasl.username and "
-            "properties.sasl.password (PLAIN, SCRAM) with properties.sasl.mechanism; " + _OAUTH + "; for "
-            "GSSAPI properties.sasl.kerberos.principal and properties.sasl.kerberos.keytab",
+            H,
+            f"Java JAAS configuration, translated: {_JAAS_MODULES} become librdkafka's properties.sasl.username "
+            "and properties.sasl.password (properties.sasl.mechanism PLAIN by default for PlainLoginModule, "
+            "SCRAM-SHA-256 or -512 to be given for ScramLoginModule), or sasl.kerberos.keytab and "
+            "sasl.kerberos.principal; other login modules are refused (" + _OAUTH + ")",
             'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";',
         ),
+        ConfOption("properties.sasl.mechanism", H, "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI, OAUTHBEARER", "PLAIN"),
         ConfOption(
-            "properties.ssl.truststore.location",
-            R,
-            "a Java trust store, which librdkafka does not read: give the CA certificates as a PEM file in "
-            "properties.ssl.ca.location",
-            "/etc/kafka/truststore.jks",
+            "properties.security.protocol", H, "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (same names)", "SASL_SSL"
         ),
         ConfOption(
-            "properties.ssl.truststore.password",
-            R,
-            "a Java trust store's password: give the CA certificates as PEM in properties.ssl.ca.location",
-            "changeit",
+            "properties.ssl.endpoint.identification.algorithm",
+            H,
+            "https (the default) checks the broker's host name; Java's empty value, which turns the check off, "
+            "becomes librdkafka's none",
+            "https",
+            one_of(("https", "", "none")),
+            "http",
         ),
         ConfOption(
-            "properties.ssl.truststore.type",
-            R,
-            "a Java trust store's type: give the CA certificates as PEM in properties.ssl.ca.location",
-            "JKS",
+            "properties.ssl.keystore.location",
+            H,
+            "the client's key store: PKCS#12 only (librdkafka's too); a JKS file is refused with how to convert it",
+            "/etc/kafka/client.p12",
+        ),
+        ConfOption("properties.ssl.keystore.password", H, "the PKCS#12 key store's password", "changeit"),
+        ConfOption("properties.ssl.key.password", H, "the private key's password", "changeit"),
+        *(
+            ConfOption(f"properties.{java}", H, f"PEM text in the property, translated to librdkafka's {pem}", "-----")
+            for java, pem in _PEM_PROPERTIES.items()
+        ),
+        ConfOption("properties.ssl.truststore.location", R, _TRUSTSTORE, "/etc/kafka/truststore.jks"),
+        ConfOption("properties.ssl.truststore.password", R, f"the password of {_TRUSTSTORE}", "changeit"),
+        ConfOption("properties.ssl.truststore.type", R, f"the type of {_TRUSTSTORE}", "JKS"),
+        *(
+            ConfOption(f"properties.{key}", N, "tunes Java's TLS implementation; librdkafka uses OpenSSL's", example)
+            for key, example in (
+                ("ssl.keymanager.algorithm", "SunX509"),
+                ("ssl.trustmanager.algorithm", "PKIX"),
+                ("ssl.secure.random.implementation", "SHA1PRNG"),
+                ("ssl.provider", "SunJSSE"),
+                ("security.providers", "org.example.ProviderCreator"),
+            )
+        ),
+        ConfOption(
+            "properties.sasl.login.*",
+            N,
+            "Java's login tuning (token refresh, timeouts, retries); librdkafka refreshes its logins itself",
+            "refresh.window.factor=0.8",
+        ),
+        ConfOption(
+            "properties.max.poll.records",
+            N,
+            "Java's records per poll; lakecdc fetches whole offset ranges (--max-offsets-per-trigger)",
+            "500",
         ),
         ConfOption(
             "properties.sasl.login.callback.handler.class", R, f"{_JAVA_CLASSES}; {_OAUTH}", "org.example.Handler"
@@ -324,6 +378,7 @@ def check_kafka_conf(conf: Mapping[str, str]) -> list[str]:
     """Start-up checks of a Kafka job's ``--kafka-conf``; raises ``ValueError`` naming the option.
     Returns the keys that have no effect (the job logs them once). Where Paimon fails too, its
     message is quoted, so that a runbook grepping for it still matches."""
+    check_java_properties(conf)
     no_effect = KAFKA_OPTIONS.review(conf)
     if not conf.get("properties.bootstrap.servers", "").strip():
         raise ValueError(
@@ -353,6 +408,102 @@ def check_kafka_conf(conf: Mapping[str, str]) -> list[str]:
     return no_effect
 
 
+def check_java_properties(conf: Mapping[str, str]) -> None:
+    """Java-client properties that have no librdkafka translation are refused with a hint; the
+    messages name keys, files and login modules, never a value (they may hold secrets)."""
+    for key in conf:
+        option = KAFKA_OPTIONS.lookup(key)
+        if re.search(r"\.class(es)?$", key) and option is not None and option.key == "properties.*":
+            raise ValueError(f"--kafka-conf {key} is refused: {_JAVA_CLASSES}")
+    if "properties.sasl.jaas.config" in conf:
+        translate_jaas(conf)
+    if "properties.ssl.truststore.location" in conf:
+        path = conf["properties.ssl.truststore.location"]
+        raise ValueError(
+            f"--kafka-conf properties.ssl.truststore.location is refused: {_store_kind(path)}{_TRUSTSTORE}"
+        )
+    keystore = conf.get("properties.ssl.keystore.location", "").strip()
+    if keystore and _store_kind(keystore).startswith("a JKS"):
+        raise ValueError(
+            f"--kafka-conf properties.ssl.keystore.location is refused: {keystore} is a JKS key store, which "
+            "librdkafka does not read: convert it to PKCS#12 (keytool -importkeystore -srckeystore client.jks "
+            "-destkeystore client.p12 -deststoretype PKCS12) or give PEM files as properties.ssl.certificate.location "
+            "and properties.ssl.key.location"
+        )
+
+
+def _store_kind(path: str) -> str:
+    """What a key or trust store file is, from its first bytes ("" when it cannot be read)."""
+    try:
+        with open(Path(path.strip()), "rb") as f:
+            head = f.read(11)
+    except OSError:
+        return ""
+    if head[:4] in (b"\xfe\xed\xfe\xed", b"\xce\xce\xce\xce"):
+        return f"a JKS file ({path.strip()}): "
+    if head.startswith(b"-----BEGIN"):
+        return f"a PEM file ({path.strip()}): "
+    return f"a PKCS12 file ({path.strip()}): " if head[:1] == b"\x30" else ""
+
+
+# A JAAS entry: LoginModuleClass flag key=value ...; values quoted ("...") or bare.
+_JAAS = re.compile(r"\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\b(.*)", re.S)
+_JAAS_OPTION = re.compile(r'\s*([\w.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s;"]+)')
+_PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
+_SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
+_KERBEROS = "com.sun.security.auth.module.Krb5LoginModule"
+
+
+def translate_jaas(conf: Mapping[str, str]) -> dict[str, str]:
+    """``properties.sasl.jaas.config`` as librdkafka properties (no prefix); ``ValueError`` naming the
+    key and the login module, never the value, when there is no translation."""
+    where = "--kafka-conf properties.sasl.jaas.config"
+    hint = (
+        f"give properties.sasl.username and properties.sasl.password (PLAIN, SCRAM) with properties.sasl.mechanism "
+        f"instead; {_OAUTH}"
+    )
+    match = _JAAS.fullmatch(conf["properties.sasl.jaas.config"])
+    options: dict[str, str] = {}
+    rest = match.group(3).strip() if match else ""
+    while match and rest and rest != ";":
+        option = _JAAS_OPTION.match(rest)
+        if option is None:
+            raise ValueError(f"{where} is refused: not a JAAS entry 'LoginModule required key=\"value\" ...;'; {hint}")
+        value = option.group(2)
+        options[option.group(1)] = value[1:-1].replace('\\"', '"') if value.startswith('"') else value
+        rest = rest[option.end() :].strip()
+    if match is None:
+        raise ValueError(f"{where} is refused: not a JAAS entry 'LoginModule required key=\"value\" ...;'; {hint}")
+    module = match.group(1)
+    mechanism = conf.get("properties.sasl.mechanism", "").strip().upper()
+    clash = sorted(k for k in ("properties.sasl.username", "properties.sasl.password") if k in conf)
+    if clash:
+        raise ValueError(f"{where} is refused together with {', '.join(clash)}: give one or the other")
+    if module in (_PLAIN, _SCRAM):
+        scram = module == _SCRAM
+        if not {"username", "password"} <= set(options):
+            raise ValueError(f"{where} is refused: {module} needs username and password")
+        if scram and mechanism not in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+            raise ValueError(
+                f"{where}: ScramLoginModule needs properties.sasl.mechanism=SCRAM-SHA-256 or SCRAM-SHA-512"
+            )
+        if not scram and mechanism not in ("", "PLAIN"):
+            raise ValueError(f"{where}: PlainLoginModule needs properties.sasl.mechanism=PLAIN")
+        out = {"sasl.username": options["username"], "sasl.password": options["password"]}
+        return out if mechanism else {**out, "sasl.mechanism": "PLAIN"}
+    if module == _KERBEROS:
+        if options.get("useKeyTab", "").lower() != "true" or not {"keyTab", "principal"} <= set(options):
+            raise ValueError(
+                f"{where} is refused: librdkafka logs in to Kerberos with a keytab: give useKeyTab=true keyTab=... "
+                "principal=..., or properties.sasl.kerberos.keytab and properties.sasl.kerberos.principal"
+            )
+        if mechanism not in ("", "GSSAPI"):
+            raise ValueError(f"{where}: Krb5LoginModule needs properties.sasl.mechanism=GSSAPI")
+        return {"sasl.kerberos.keytab": options["keyTab"], "sasl.kerberos.principal": options["principal"]}
+    named = f"login module {module}" if "." in module else "the login module"  # a class name, not a stray value
+    raise ValueError(f"{where} is refused: {named} has no librdkafka translation; {hint}")
+
+
 def startup_mode(conf: Mapping[str, str]) -> str:
     """``scan.startup.mode``, lower-cased as Flink reads it; Paimon's default is group-offsets (which,
     without a group id, starts where ``properties.auto.offset.reset`` says: earliest by default)."""
@@ -366,7 +517,9 @@ def topic_list(text: str) -> tuple[str, ...]:
 
 def librdkafka_config(conf: Mapping[str, str]) -> dict[str, str]:
     """The ``properties.*`` that go to librdkafka: prefix stripped; keys with no effect and those lakecdc
-    handles itself left out; ``auto.offset.reset`` in librdkafka's words (Kafka's ``none`` is ``error``)."""
+    handles itself left out; ``auto.offset.reset`` in librdkafka's words (Kafka's ``none`` is ``error``);
+    Java-only properties translated (``sasl.jaas.config``, PEM-in-property keys, an empty
+    ``ssl.endpoint.identification.algorithm``)."""
     out: dict[str, str] = {}
     for key, value in conf.items():
         if not key.startswith("properties.") or key in _HANDLED:
@@ -380,7 +533,12 @@ def librdkafka_config(conf: Mapping[str, str]) -> dict[str, str]:
         if name == "auto.offset.reset":
             v = value.strip().lower()
             value = "error" if _LIBRDKAFKA_RESETS.get(v, v) == "none" else v
-        out[name] = value
+        if name == "sasl.jaas.config":
+            out.update(translate_jaas(conf))
+            continue
+        if name == "ssl.endpoint.identification.algorithm":
+            value = value.strip().lower() or "none"
+        out[_PEM_PROPERTIES.get(name, name)] = value
     return out
 
 

@@ -169,3 +169,125 @@ def test_only_table_sync_needs_its_pattern_to_match() -> None:
     conf = {k: v for k, v in BASE.items() if k != "topic"} | {"topic-pattern": "t.*"}
     assert _spec(conf, Action.KAFKA_SYNC_TABLE)["pattern_must_match"]
     assert not _spec(conf, Action.KAFKA_SYNC_DATABASE)["pattern_must_match"]
+
+
+# Java-client properties of Paimon scripts (#24): translated where librdkafka has the same thing,
+# else refused with a hint; an error never quotes a value (it may hold a secret).
+PLAIN = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="Pw-Marker";'
+SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule required username=alice password=Pw-Marker;"
+
+
+@pytest.mark.parametrize(
+    ("jaas", "mechanism", "expected"),
+    [
+        (PLAIN, None, {"sasl.username": "alice", "sasl.password": "Pw-Marker", "sasl.mechanism": "PLAIN"}),
+        (PLAIN, "PLAIN", {"sasl.username": "alice", "sasl.password": "Pw-Marker", "sasl.mechanism": "PLAIN"}),
+        (
+            SCRAM,
+            "SCRAM-SHA-512",
+            {"sasl.username": "alice", "sasl.password": "Pw-Marker", "sasl.mechanism": "SCRAM-SHA-512"},
+        ),
+        (
+            'org.apache.kafka.common.security.plain.PlainLoginModule required\n  username="a b"\n'
+            '  password="q\\"uo;te";',
+            "PLAIN",
+            {"sasl.username": "a b", "sasl.password": 'q"uo;te', "sasl.mechanism": "PLAIN"},
+        ),
+        (
+            'com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true keyTab="/etc/k.keytab" '
+            'principal="lakecdc@EXAMPLE.COM";',
+            "GSSAPI",
+            {
+                "sasl.kerberos.keytab": "/etc/k.keytab",
+                "sasl.kerberos.principal": "lakecdc@EXAMPLE.COM",
+                "sasl.mechanism": "GSSAPI",
+            },
+        ),
+    ],
+)
+def test_jaas_config_becomes_librdkafka_properties(jaas: str, mechanism: str | None, expected: dict[str, str]) -> None:
+    conf = {**BASE, "properties.sasl.jaas.config": jaas, "properties.security.protocol": "SASL_SSL"}
+    if mechanism:
+        conf["properties.sasl.mechanism"] = mechanism
+    assert check_kafka_conf(conf) == []
+    props = librdkafka_config(conf)
+    assert "sasl.jaas.config" not in props and props["security.protocol"] == "SASL_SSL"
+    assert {k: v for k, v in props.items() if k.startswith("sasl.")} == expected
+
+
+@pytest.mark.parametrize(
+    ("jaas", "extra", "message"),
+    [
+        (SCRAM, {}, "needs properties.sasl.mechanism=SCRAM-SHA-256 or SCRAM-SHA-512"),
+        (
+            PLAIN,
+            {"properties.sasl.mechanism": "SCRAM-SHA-256"},
+            "PlainLoginModule needs properties.sasl.mechanism=PLAIN",
+        ),
+        (PLAIN, {"properties.sasl.password": "Pw-Marker"}, "together with properties.sasl.password"),
+        (
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientSecret=Pw-Marker;",
+            {},
+            "OAuthBearerLoginModule has no librdkafka translation; .*properties.sasl.oauthbearer.method=oidc",
+        ),
+        ("PwMarker required;", {}, "is refused: the login module has no librdkafka translation"),
+        ("Pw-Marker", {}, "is refused: not a JAAS entry"),
+        (
+            'org.apache.kafka.common.security.plain.PlainLoginModule required password="Pw-Marker";',
+            {},
+            "needs username",
+        ),
+        (
+            'com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true principal="Pw-Marker";',
+            {},
+            "with a keytab",
+        ),
+    ],
+)
+def test_untranslatable_jaas_is_refused_without_its_value(jaas: str, extra: dict[str, str], message: str) -> None:
+    with pytest.raises(ValueError, match=message) as info:
+        check_kafka_conf({**BASE, "properties.sasl.jaas.config": jaas, **extra})
+    assert "Marker" not in str(info.value) and "--kafka-conf properties.sasl.jaas.config" in str(info.value)
+
+
+def test_key_and_trust_stores(tmp_path: Any) -> None:
+    jks, p12, pem = tmp_path / "s.jks", tmp_path / "s.p12", tmp_path / "ca.pem"
+    jks.write_bytes(b"\xfe\xed\xfe\xed\x00\x00\x00\x02")
+    p12.write_bytes(b"\x30\x82\x0a\x1b\x02\x01\x03")
+    pem.write_text("-----BEGIN CERTIFICATE-----\n")
+    for path, kind in ((jks, "a JKS file"), (p12, "a PKCS12 file"), (pem, "a PEM file")):
+        with pytest.raises(ValueError, match=f"truststore.location is refused: {kind} .*properties.ssl.ca.location"):
+            check_kafka_conf({**BASE, "properties.ssl.truststore.location": str(path)})
+    with pytest.raises(ValueError, match=r"is a JKS key store.*-deststoretype PKCS12"):
+        check_kafka_conf({**BASE, "properties.ssl.keystore.location": str(jks)})
+    conf = {**BASE, "properties.ssl.keystore.location": str(p12), "properties.ssl.keystore.password": "k-pw"}
+    conf["properties.ssl.key.password"] = "key-pw"
+    assert check_kafka_conf(conf) == []
+    props = librdkafka_config(conf)
+    assert (props["ssl.keystore.location"], props["ssl.keystore.password"], props["ssl.key.password"]) == (
+        str(p12),
+        "k-pw",
+        "key-pw",
+    )
+
+
+def test_pem_properties_and_endpoint_identification_are_translated() -> None:
+    conf = {**BASE, "properties.ssl.keystore.key": "KEY", "properties.ssl.keystore.certificate.chain": "CERT"}
+    conf |= {"properties.ssl.truststore.certificates": "CA", "properties.ssl.endpoint.identification.algorithm": ""}
+    assert check_kafka_conf(conf) == []
+    props = librdkafka_config(conf)
+    assert {k: props[k] for k in ("ssl.key.pem", "ssl.certificate.pem", "ssl.ca.pem")} == {
+        "ssl.key.pem": "KEY",
+        "ssl.certificate.pem": "CERT",
+        "ssl.ca.pem": "CA",
+    }
+    assert props["ssl.endpoint.identification.algorithm"] == "none"
+    assert "ssl.keystore.key" not in props
+
+
+@pytest.mark.parametrize(
+    "key", ["properties.ssl.engine.factory.class", "properties.sasl.server.callback.handler.class"]
+)
+def test_java_class_properties_are_refused(key: str) -> None:
+    with pytest.raises(ValueError, match=f"--kafka-conf {key} is refused: names Java classes"):
+        check_kafka_conf({**BASE, key: "org.example.X"})
