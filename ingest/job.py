@@ -20,9 +20,11 @@ from ingest.kafka.job_source import KafkaSource
 from ingest.mysql.job_source import MySqlSource
 from ingest.paimon.source import PaimonDataSource
 from ingest.pipeline.assembler import ParseSpec
+from ingest.pipeline.dead_letters import parse_binlog_skips, parse_skip_offsets
 from ingest.pipeline.routing import TableRouter
 from ingest.source import Source, SourceKind, SourceSettings
 from ingest.streaming.checkpoint import SPARK_DIR, CheckpointGuard, SparkProgress
+from ingest.streaming.dead_letter_table import DeadLetterTable
 from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor, configure_session
 from ingest.workers.warmup import start_warming
 from schema_evolution.errors import LakeCdcError, TransientError
@@ -209,6 +211,10 @@ def parse_spec(settings: SyncSettings, fmt: str) -> ParseSpec:
         metadata_prefix=settings.metadata_column_prefix,
         metadata_not_null=fmt == mysql_values.FORMAT,
         case_sensitive=settings.case_sensitive,
+        dead_letter_table=settings.dead_letter_identifier,
+        skip_offsets=(parse_binlog_skips if settings.action.source is SourceKind.MYSQL else parse_skip_offsets)(
+            settings.skip_offsets
+        ),
         log_payloads=settings.log_payloads,
     )
 
@@ -236,6 +242,14 @@ def table_preparer(settings: SyncSettings, source: Source, checkpoint: str, user
         commit_user=user,
         state_dir=checkpoint,
     )
+
+
+def dead_letter_table(settings: SyncSettings) -> DeadLetterTable | None:
+    """--errors-tolerance all: the table dead letters go to (made on first use)."""
+    identifier = settings.dead_letter_identifier
+    if identifier is None:
+        return None
+    return DeadLetterTable(Catalog(settings.warehouse, settings.catalog_conf), identifier)
 
 
 def run(settings: SyncSettings) -> JobResult:
@@ -277,7 +291,15 @@ def _run(settings: SyncSettings, checkpoint: str, user: str, guard: CheckpointGu
         source.marks_hook,
         parallel_write_min_rows=settings.parallel_write_min_rows,
         guard=guard,
+        dead_letters=dead_letter_table(settings),
+        max_dead_letters=settings.max_dead_letters,
     )
+    if settings.skip_offsets:
+        log.warning(
+            "--skip-offsets: these messages are skipped when read, each logged (and dead-lettered with "
+            "--errors-tolerance all)",
+            skip_offsets=list(settings.skip_offsets),
+        )
     reader = spark.readStream.format(source.data_source.name())
     for key, value in source.options(parse_spec(settings, source.value_format), parallelism).items():
         reader = reader.option(key, value)

@@ -45,10 +45,17 @@ class MalformedMessage(LakeCdcError):
         self.position = position
         self.reason = reason
         where = f" at {position}" if position is not None else ""
+        skip = (
+            f"{position.topic}:{position.partition}:{position.offset}"
+            if position is not None
+            else "<topic>:<partition>:<offset>"
+        )
+        # Kafka cannot change or remove a message: say what the operator can do instead
         super().__init__(
             f"malformed {fmt} message{where}: {reason}. The job stopped before committing anything from "
-            f"this micro-batch; fix or remove the message (or choose the right value.format) and restart: "
-            f"the job resumes from its checkpoint at this message."
+            f"this micro-batch. To go on, restart it with --errors-tolerance all --dead-letter-table "
+            f"<database.table> (bad messages go there) or --skip-offsets {skip} (this message only), "
+            f"or with the right value.format."
         )
 
 

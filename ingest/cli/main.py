@@ -88,6 +88,28 @@ def _add_sync_parser(sub: Any, action: Action) -> None:
     _opt(p, "available-now", default=None, choices=BOOLEAN, help="true: process what is there now, then stop")
     _opt(p, "log-payloads", default=None, choices=BOOLEAN, help="true: message values in error texts, DDL in logs")
     _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
+    _add_bad_input_options(p)
+
+
+def _add_bad_input_options(p: argparse.ArgumentParser) -> None:
+    """Dead letters and skips (README: Bad input and dead letters)."""
+    _opt(
+        p,
+        "errors-tolerance",
+        default=None,
+        type=str.lower,
+        choices=["none", "all"],
+        help="none (default): a bad message stops the job; all: it goes to --dead-letter-table",
+    )
+    _opt(p, "dead-letter-table", default=None, help="database.table of bad messages (with --errors-tolerance all)")
+    _opt(p, "max-dead-letters", type=int, default=None, help="stop when a micro-batch has more dead letters")
+    _opt(
+        p,
+        "skip-offsets",
+        action="append",
+        default=None,
+        help="topic:partition:offset[,...] (MySQL: binlog-file:position) of messages to move past (repeatable)",
+    )
 
 
 def _add_database_sync_options(p: argparse.ArgumentParser, action: Action) -> None:
@@ -235,6 +257,11 @@ def settings_from_args(args: argparse.Namespace) -> Any:
             values[name] = getattr(args, name)
     if args.available_now is not None:
         values["available_now"] = args.available_now == "true"
+    for name in ("errors_tolerance", "dead_letter_table", "max_dead_letters"):
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
+    if args.skip_offsets:
+        values["skip_offsets"] = tuple(args.skip_offsets)
     if args.log_payloads is not None:
         values["log_payloads"] = args.log_payloads == "true"
     return SyncSettings(**values)
@@ -295,6 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"lakecdc: {s.events} change events ({s.rows} rows with -U/+U pairs) in {s.batches} micro-batches, "
         f"{result.seconds:.1f} s, {result.events_per_second:,.0f} events/s; "
         f"{s.commits} commits, {s.skipped_commits} replayed commits skipped"
+        + (f"; {s.dead_letters} dead letters" if s.dead_letters else "")
     )
     return 0
 

@@ -248,6 +248,41 @@ ACTION_OPTIONS: tuple[ActionOption, ...] = (
         paimon=False,
     ),
     _o(
+        "errors-tolerance",
+        SYNC,
+        H,
+        "none (default): a message that cannot be parsed, converted or routed stops the job before its "
+        "micro-batch commits; all: it goes to --dead-letter-table in the same commit (README: Bad input)",
+        "all",
+        paimon=False,
+    ),
+    _o(
+        "dead-letter-table",
+        SYNC,
+        H,
+        "database.table of dead letters (required with --errors-tolerance all, refused without)",
+        "ods.dlq",
+        paimon=False,
+    ),
+    _o(
+        "max-dead-letters",
+        SYNC,
+        H,
+        "stop the job, before committing, when one micro-batch has more dead letters (default: no limit)",
+        "100",
+        paimon=False,
+    ),
+    _o(
+        "skip-offsets",
+        SYNC,
+        H,
+        "topic:partition:offset[,...] (MySQL: binlog-file:position) of messages to move past with the same "
+        "checkpoint; each is logged, and dead-lettered as SkippedByOperator when there is a dead-letter table",
+        "orders:0:42",
+        kind=Kind.REPEATED,
+        paimon=False,
+    ),
+    _o(
         "spark-conf",
         SYNC,
         H,

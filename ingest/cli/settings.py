@@ -16,6 +16,7 @@ from ingest.durations import spark_interval
 from ingest.kafka.options import check_kafka_conf
 from ingest.mysql.options import check_mysql_conf
 from ingest.pipeline.chunk_builder import METADATA_TYPES
+from ingest.pipeline.dead_letters import check_dead_letter_options
 from ingest.source import Action, SourceKind
 from schema_evolution.computed_specs import parse_computed_columns
 from schema_evolution.type_mapping import parse_type_mapping
@@ -71,6 +72,12 @@ class SyncSettings(BaseSettings):
     )
     available_now: bool = Field(False, description="process what is in Kafka now, then stop")
     log_payloads: bool = Field(False, description="message values in error texts and DDL text in logs")
+    errors_tolerance: Literal["none", "all"] = Field(
+        "none", description="none: bad input stops the job; all: it goes to --dead-letter-table"
+    )
+    dead_letter_table: str | None = Field(None, description="database.table of dead letters (--errors-tolerance all)")
+    max_dead_letters: int | None = Field(None, ge=0, description="dead letters per micro-batch at most")
+    skip_offsets: tuple[str, ...] = Field((), description="topic:partition:offset of messages to move past")
     spark_conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
     # Source option keys accepted with no effect (logged once when the job starts).
     _no_effect: list[str] = PrivateAttr(default_factory=list)
@@ -124,6 +131,11 @@ class SyncSettings(BaseSettings):
         """A table, column or key name as the catalog keeps it."""
         return text if self.case_sensitive else text.lower()
 
+    @property
+    def dead_letter_identifier(self) -> str | None:
+        """--dead-letter-table as the catalog keeps it (None: --errors-tolerance none)."""
+        return None if self.dead_letter_table is None else self.name(self.dead_letter_table)
+
     @model_validator(mode="after")
     def _check(self) -> SyncSettings:
         if not self.action.database_sync and not self.table:
@@ -141,6 +153,14 @@ class SyncSettings(BaseSettings):
             self._check_mysql()
         else:
             self._check_kafka()
+        check_dead_letter_options(
+            self.errors_tolerance,
+            self.dead_letter_table,
+            self.max_dead_letters,
+            self.skip_offsets,
+            self.action.source is SourceKind.MYSQL,
+            None if self.action.database_sync else f"{self.database}.{self.table}",
+        )
         if self.primary_keys and self.partition_keys and not self.action.database_sync:
             keys = {self.name(k) for k in self.primary_keys}
             missing = [k for k in self.partition_keys if self.name(k) not in keys]

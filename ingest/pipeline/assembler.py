@@ -7,16 +7,26 @@ only chunks (a few large binary values) cross into the JVM.
 from __future__ import annotations
 
 import gc
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import structlog
 
 from formats import FORMATS, Parser
 from formats.bulk import BulkDecoder, Lane, PlainRows
 from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
 from ingest.pipeline.chunk_builder import DEFAULT_CHUNK_ROWS, KIND_CODES, ChunkBuilder, MetadataSpec, record_schema
+from ingest.pipeline.dead_letters import (
+    DEAD_LETTER_SCHEMA_JSON,
+    SKIPPED_BY_OPERATOR,
+    DeadLetter,
+    dead_letter_batch,
+    message_errors,
+    skipped_offsets,
+)
 from ingest.pipeline.routing import TableRouter
 from schema_evolution.computed import ComputedColumn
 from schema_evolution.computed_specs import parse_computed_columns, resolve_case_insensitively
@@ -27,6 +37,8 @@ from schema_evolution.payloads import enable_previews
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.layout import RecordSchema
 from sinks.write.chunk_format import CHUNK_SCHEMA, VALUE_KIND, serialize_batch
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,11 @@ class ParseSpec:
     case_sensitive: bool = True
     # --log-payloads: error texts may show message values (schema_evolution.payloads)
     log_payloads: bool = False
+    # --errors-tolerance all: the dead-letter table ("database.table") that messages which cannot be
+    # parsed, converted or routed go to instead of stopping the job (None: --errors-tolerance none)
+    dead_letter_table: str | None = None
+    # --skip-offsets: (topic, partition, offset) of messages the operator moves past
+    skip_offsets: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass
@@ -99,6 +116,15 @@ class ChunkAssembler:
             tuple[SourceSchema, str], tuple[RecordSchema, list[ComputedColumn], RecordSchema]
         ] = {}
         self._targets: dict[int, RecordSchema] = {}
+        # Tolerant mode only (``add_tolerant``): the raw key and value of the messages whose rows are
+        # in open chunks, by offset in offset order (a value that fails to convert is found when its
+        # chunk is flushed, and its dead letter carries its bytes); the dead letters not yet handed
+        # out, and the offsets dead-lettered so far.
+        self._tolerant = self.spec.dead_letter_table is not None
+        self._raw: OrderedDict[int, tuple[bytes | None, bytes | None]] = OrderedDict()
+        self._letters: list[DeadLetter] = []
+        self._lettered: set[int] = set()
+        self._letter_seq = 0
 
     def add(
         self, value: bytes | None, key: bytes | None, offset: int, timestamp_ms: int | None, ts_type: int = 0
@@ -132,6 +158,56 @@ class ChunkAssembler:
                     # the table's next messages can take the bulk path
                     bulk.learn(event.schema)
                     break
+
+    def add_tolerant(
+        self, value: bytes | None, key: bytes | None, offset: int, timestamp_ms: int | None, ts_type: int = 0
+    ) -> None:
+        """``add`` for ``--errors-tolerance all``: a message that cannot be parsed or routed becomes a
+        dead letter (one whose values do not convert does when its chunk is flushed), and the
+        others go on."""
+        raw = self._raw
+        raw[offset] = (key, value)
+        try:
+            self.add(value, key, offset, timestamp_ms, ts_type)
+        except message_errors() as exc:
+            if getattr(exc, "chunk_wide", False):
+                raise  # about a whole chunk, not this message (_to_batch_tolerant)
+            raw.pop(offset, None)
+            self._drop_open(offset)
+            self.dead_letter(offset, key, value, exc)
+            return
+        if offset in self._lettered:
+            # a flush in the middle of the message dead-lettered it: none of its rows stay
+            self._drop_open(offset)
+
+    def skip(self, value: bytes | None, key: bytes | None, offset: int) -> None:
+        """A message the operator skipped (``--skip-offsets``): a dead letter in tolerant mode, else
+        only logged (by the caller)."""
+        if self._tolerant:
+            self.dead_letter(offset, key, value, SKIPPED_BY_OPERATOR)
+
+    def dead_letter(
+        self,
+        offset: int,
+        key: bytes | None,
+        value: bytes | None,
+        error: BaseException | str,
+        source_table: str | None = None,
+        position: tuple[str, int, int] | None = None,
+    ) -> None:
+        """Record the message at ``offset`` as a dead letter (once); ``position`` is the
+        (topic, partition, offset) the dead-letter row names, where it is not this partition's."""
+        if offset in self._lettered:
+            return
+        self._lettered.add(offset)
+        topic, partition, at = position if position is not None else (self.topic, self.partition, offset)
+        self._letters.append(DeadLetter.of(topic, partition, at, self.spec.format, error, key, value, source_table))
+
+    def _drop_open(self, offset: int) -> None:
+        """Remove a dead-lettered message's rows from the open chunks."""
+        for builder in self._builders.values():
+            if builder.offsets and builder.offsets[-1] >= offset:
+                builder.drop_offset(offset)
 
     def _add_plain(self, plain: PlainRows, offset: int) -> None:
         """``add_events`` for the rows of a message the bulk decoder took (same chunks)."""
@@ -213,6 +289,8 @@ class ChunkAssembler:
 
     def take(self) -> pa.RecordBatch | None:
         """Chunk rows completed so far, as one Arrow batch (None when there are none)."""
+        if self._letters:
+            self._hand_out_letters()
         if not self._ready:
             return None
         rows, self._ready = self._ready, []
@@ -222,6 +300,26 @@ class ChunkAssembler:
         for target in list(self._builders):
             self._flush(target)
         return self.take()
+
+    def _hand_out_letters(self) -> None:
+        """The pending dead letters as one chunk row of the dead-letter table."""
+        letters, self._letters = self._letters, []
+        table = self.spec.dead_letter_table
+        assert table is not None
+        batch = dead_letter_batch(letters)
+        offsets = [d.offset for d in letters]
+        self._ready.append(
+            self._row(
+                table,
+                min(offsets),
+                max(offsets),
+                DEAD_LETTER_SCHEMA_JSON,
+                len(letters),
+                serialize_batch(batch),
+                None,
+                0,  # dead letters are no synced change events; the driver counts them apart
+            )
+        )
 
     def _new_builder(self, target: str, event: DataChangeEvent, position: SourcePosition) -> ChunkBuilder:
         return self._open(target, event.schema, event.database, event.table, position)
@@ -235,6 +333,13 @@ class ChunkAssembler:
         position: SourcePosition | None,
     ) -> ChunkBuilder:
         source_table = f"{database}.{table}"
+        if target == self.spec.dead_letter_table:
+            raise MalformedMessage(
+                self.spec.format,
+                position,
+                f"table '{source_table}' is routed into the dead-letter table '{target}', which only dead "
+                "letters go to (choose another --dead-letter-table, or exclude the table)",
+            )
         key = (source, source_table)
         known = self._record_schemas.get(key)
         if known is None:
@@ -271,9 +376,15 @@ class ChunkAssembler:
         builder = self._builders.pop(target)
         if builder is self._lane_builder:
             self._lane = self._lane_builder = None
-        if not len(builder):
+        if self._tolerant:
+            tolerated = self._to_batch_tolerant(builder)
+            if tolerated is None:
+                return
+            batch = tolerated
+        elif not len(builder):
             return
-        batch = builder.to_batch(self.notes)
+        else:
+            batch = builder.to_batch(self.notes)
         schema = self._target_schema(builder)
         if schema is not builder.schema:
             batch = batch.rename_columns([*(n for n, _ in schema.fields), VALUE_KIND])
@@ -289,6 +400,40 @@ class ChunkAssembler:
                 builder.events,
             )
         )
+
+    def _to_batch_tolerant(self, builder: ChunkBuilder) -> pa.RecordBatch | None:
+        """``to_batch`` where each message whose values do not convert becomes a dead letter and
+        leaves the chunk; the rest of the chunk is converted again (None when no row is left)."""
+        offsets = builder.offsets
+        while True:
+            if offsets and offsets[-1] in self._lettered:
+                builder.drop_offset(offsets[-1])  # the message being added was dead-lettered meanwhile
+            if not len(builder):
+                batch = None
+                break
+            try:
+                batch = builder.to_batch(self.notes)
+                break
+            except MalformedMessage as exc:
+                at = exc.position
+                if at is None or not builder.drop_offset(at.offset):
+                    # not one message's (a computed column over the chunk): stop as without tolerance
+                    exc.chunk_wide = True  # type: ignore[attr-defined]
+                    raise
+                key, value = self._raw.get(at.offset, (None, None))
+                self.dead_letter(at.offset, key, value, exc, builder.schema.source_table)
+        self._forget_raw()
+        return batch
+
+    def _forget_raw(self) -> None:
+        """Drop the raw bytes of messages older than every open chunk's first row."""
+        raw = self._raw
+        low = min((b.offsets[0] for b in self._builders.values() if b.offsets), default=None)
+        while raw:
+            first = next(iter(raw))
+            if low is not None and first >= low:
+                break
+            raw.popitem(last=False)
 
     def _ddl(self, target: str, ddl: str, offset: int) -> None:
         # A DDL statement closes the table's open chunk, so rows before and after it never share one.
@@ -344,9 +489,40 @@ def assemble(spec: ParseSpec, topic: str, partition: int, messages: Iterator[Mes
     """Chunk-row batches for ``(value, key, offset, timestamp_ms, timestamp_type)`` messages of
     one partition."""
     assembler = ChunkAssembler(spec, topic, partition)
+    skips = skipped_offsets(spec.skip_offsets, topic, partition)
+    if spec.dead_letter_table is not None or skips:
+        yield from _assemble_tolerant(assembler, skips, messages)
+        return
     with GcPaused():
         for value, key, offset, ts, ts_type in messages:
             assembler.add(value, key, offset, ts, ts_type)
+            if assembler._ready:
+                batch = assembler.take()
+                if batch is not None:
+                    yield batch
+        last = assembler.finish()
+    if last is not None:
+        yield last
+
+
+def _assemble_tolerant(
+    assembler: ChunkAssembler, skips: frozenset[int], messages: Iterator[Message]
+) -> Iterator[pa.RecordBatch]:
+    """``assemble`` with dead letters and skipped offsets (the default loop stays free of their checks)."""
+    add = assembler.add_tolerant if assembler.spec.dead_letter_table is not None else assembler.add
+    with GcPaused():
+        for value, key, offset, ts, ts_type in messages:
+            if offset in skips:
+                assembler.skip(value, key, offset)
+                log.warning(
+                    "message skipped (--skip-offsets)",
+                    topic=assembler.topic,
+                    partition=assembler.partition,
+                    offset=offset,
+                    dead_letter_table=assembler.spec.dead_letter_table,
+                )
+                continue
+            add(value, key, offset, ts, ts_type)
             if assembler._ready:
                 batch = assembler.take()
                 if batch is not None:

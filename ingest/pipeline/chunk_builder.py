@@ -11,6 +11,7 @@ This module is the one place where an event's ``Op`` becomes Paimon row kinds: a
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -169,6 +170,24 @@ class ChunkBuilder:
 
     def __len__(self) -> int:
         return len(self.kinds)
+
+    def drop_offset(self, offset: int) -> bool:
+        """Remove the rows of the message at ``offset`` (a dead letter); whether it had any. A
+        chunk's offsets never decrease, so a message's rows are one slice."""
+        offsets = self.offsets
+        lo, hi = bisect_left(offsets, offset), bisect_right(offsets, offset)
+        if lo == hi:
+            return False
+        self.dict_rows -= sum(1 for row in self.rows[lo:hi] if type(row) is not tuple)
+        # a change is one row image, an update two (-U/+U): count the changes by their last image
+        self.events -= sum(1 for kind in self.kinds[lo:hi] if kind != UPDATE_BEFORE)
+        # in place: a bulk lane appends to these very lists
+        del self.rows[lo:hi], self.kinds[lo:hi], offsets[lo:hi]
+        if self.timestamps:
+            del self.timestamps[lo:hi]
+        if self.meta_rows:
+            del self.meta_rows[lo:hi]
+        return True
 
     def _computed_columns(self, arrays: list[pa.Array], names: list[str]) -> None:
         types = dict(self.schema.fields)

@@ -21,7 +21,9 @@ from typing import Any
 
 import structlog
 
+from ingest.pipeline.dead_letters import DeadLetterLimit
 from ingest.streaming.checkpoint import CheckpointGuard
+from ingest.streaming.dead_letter_table import DeadLetterTable
 from ingest.streaming.maintenance import StreamMaintenance
 from ingest.streaming.write_task import write_task
 from schema_evolution.payloads import ddl_fields
@@ -43,6 +45,7 @@ class BatchStats:
     rows: int = 0
     commits: int = 0
     skipped_commits: int = 0
+    dead_letters: int = 0  # since the job started (--errors-tolerance all)
     per_table: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
@@ -76,6 +79,7 @@ class BatchPlan:
     tables: list[str]  # the tables to write, in order of first appearance
     context: WriteContext  # layouts and routings, shipped to the write tasks
     collected: float  # monotonic time when the metadata was read
+    dead_letters: int = 0  # rows for the dead-letter table
 
 
 class MicroBatchProcessor:
@@ -90,6 +94,8 @@ class MicroBatchProcessor:
         on_marks: Callable[[int, list[str], Callable[[str], bool]], None] | None = None,
         parallel_write_min_rows: int = MIN_ROWS,
         guard: CheckpointGuard | None = None,
+        dead_letters: DeadLetterTable | None = None,
+        max_dead_letters: int | None = None,
     ) -> None:
         self.warehouse = warehouse
         self.catalog_options = catalog_options
@@ -101,6 +107,9 @@ class MicroBatchProcessor:
         self.maintenance = StreamMaintenance(warehouse, catalog_options, commit_user)
         # Leases and the checkpoint's batch ids against the commit user's (ingest.streaming.checkpoint)
         self.guard = guard
+        # --errors-tolerance all: the table dead letters go to, and how many one batch may have
+        self.dead_letters = dead_letters
+        self.max_dead_letters = max_dead_letters
         self.stats = BatchStats()
         self.failure: BaseException | None = None
 
@@ -130,11 +139,20 @@ class MicroBatchProcessor:
             committed = time.monotonic()
             self.maintenance.after_commit(df.sparkSession, committed_tables, batch_id)
             events, rows = self._count(plan)
+            if plan.dead_letters:
+                assert self.dead_letters is not None
+                plan.log.warning(
+                    "messages dead-lettered",
+                    dead_letters=plan.dead_letters,
+                    table=self.dead_letters.identifier,
+                    total=self.stats.dead_letters,
+                )
             plan.log.info(
                 "micro-batch committed",
                 tables=len(plan.tables),
                 events=events,
                 rows=rows,
+                dead_letters=plan.dead_letters,
                 seconds=round(time.monotonic() - started, 3),
                 read_parse_plan_s=round(plan.collected - started, 3),
                 write_s=round(written - plan.collected, 3),
@@ -150,7 +168,7 @@ class MicroBatchProcessor:
         bound = log.bind(batch=batch_id)
         # One small row per chunk: the plan of the batch. Reading it computes the cached chunks; no
         # shuffle is needed for it.
-        meta = df.select(*_ORDER, "schema", "rows", "events", "ddl", "mark").collect()
+        meta = df.select(*_ORDER, "last_offset", "schema", "rows", "events", "ddl", "mark").collect()
         collected = time.monotonic()
         if not meta:
             return None
@@ -159,7 +177,14 @@ class MicroBatchProcessor:
         seen: set[tuple[str, str]] = set()
         marks = [r["mark"] for r in meta if r["mark"] is not None]
         meta = [r for r in meta if r["mark"] is None]
+        dead_letter_table = self.dead_letters.identifier if self.dead_letters is not None else None
+        letters = [r for r in meta if r["table"] == dead_letter_table]
+        dead_letters = sum(r["rows"] for r in letters)
+        if letters:
+            self._check_dead_letters(batch_id, letters, dead_letters)
         for r in meta:
+            if r["table"] == dead_letter_table:
+                continue  # its table is made apart from the job's table policy (DeadLetterTable)
             if r["ddl"] is not None:
                 # Paimon's CDC semantics: the schema follows the types carried by data messages;
                 # DDL messages are acknowledged and carry no rows.
@@ -171,6 +196,10 @@ class MicroBatchProcessor:
                 schemas.append((r["table"], RecordSchema.from_json(r["schema"])))
         layouts = self.preparer.prepare(schemas)
         tables = [t for t in dict.fromkeys(t for t, _ in schemas) if t in layouts]
+        if dead_letters:
+            assert self.dead_letters is not None and dead_letter_table is not None
+            layouts[dead_letter_table] = self.dead_letters.layout()
+            tables.append(dead_letter_table)
         if self.guard is not None:
             self.guard.before_write(batch_id, tables)  # leases, batch id vs. committed ids: refused here
         if marks and self.on_marks is not None:
@@ -191,7 +220,25 @@ class MicroBatchProcessor:
             self.parallel_write_min_rows,
         )
         ctx = WriteContext(self.warehouse, self.catalog_options, self.commit_user, batch_id, layouts, routings)
-        return BatchPlan(batch_id, bound, meta, tables, ctx, collected)
+        return BatchPlan(batch_id, bound, meta, tables, ctx, collected, dead_letters)
+
+    def _check_dead_letters(self, batch_id: int, letters: list[Any], count: int) -> None:
+        """--max-dead-letters: stop before anything of the batch is written or committed."""
+        limit = self.max_dead_letters
+        if limit is None or count <= limit:
+            return
+        spans: dict[tuple[str, int], tuple[int, int]] = {}
+        for r in letters:
+            where = (r["topic"], r["kafka_partition"])
+            first, last = spans.get(where, (r["first_offset"], r["last_offset"]))
+            spans[where] = (min(first, r["first_offset"]), max(last, r["last_offset"]))
+        ranges = [f"{t}:{p} offsets {a}..{b}" for (t, p), (a, b) in sorted(spans.items())[:5]]
+        raise DeadLetterLimit(
+            f"micro-batch {batch_id} has {count} dead letters, more than --max-dead-letters {limit} "
+            f"({'; '.join(ranges)}{' ...' if len(spans) > 5 else ''}). The job stopped before committing anything "
+            "of it. Check the producer and value.format; to take them all, restart with a higher --max-dead-letters "
+            "(the job resumes at this micro-batch)"
+        )
 
     def _write(self, df: Any, plan: BatchPlan) -> list[Any]:
         """Write every table's chunks on executors; the serialized commit messages."""
@@ -238,9 +285,15 @@ class MicroBatchProcessor:
 
     def _count(self, plan: BatchPlan) -> tuple[int, int]:
         """Add the batch to the job's statistics; its (events, rows)."""
-        synced = [r for r in plan.meta if r["schema"] is not None and r["table"] in plan.context.layouts]
+        dead_letter_table = self.dead_letters.identifier if self.dead_letters is not None else None
+        synced = [
+            r
+            for r in plan.meta
+            if r["schema"] is not None and r["table"] in plan.context.layouts and r["table"] != dead_letter_table
+        ]
         rows = sum(r["rows"] for r in synced)
         events = sum(r["events"] for r in synced)
+        self.stats.dead_letters += plan.dead_letters
         self.stats.batches += 1
         self.stats.rows += rows
         self.stats.events += events
