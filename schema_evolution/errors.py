@@ -36,6 +36,22 @@ class SourcePosition:
     def __str__(self) -> str:
         return f"topic '{self.topic}', partition {self.partition}, offset {self.offset}"
 
+    def skip_option(self) -> str:
+        """How ``--skip-offsets`` names this position."""
+        return f"{self.topic}:{self.partition}:{self.offset}"
+
+
+@dataclass(frozen=True, slots=True)
+class BinlogPosition(SourcePosition):
+    """A MySQL binlog row event's position: ``topic`` is the binlog file, ``offset`` the position
+    (``partition`` 0), as the dead-letter table keeps it."""
+
+    def __str__(self) -> str:
+        return f"binlog position {self.topic}:{self.offset}"
+
+    def skip_option(self) -> str:
+        return f"{self.topic}:{self.offset}"
+
 
 class MalformedMessage(LakeCdcError):
     """A message that its format cannot parse. Terminal: retrying reads the same bytes."""
@@ -45,11 +61,7 @@ class MalformedMessage(LakeCdcError):
         self.position = position
         self.reason = reason
         where = f" at {position}" if position is not None else ""
-        skip = (
-            f"{position.topic}:{position.partition}:{position.offset}"
-            if position is not None
-            else "<topic>:<partition>:<offset>"
-        )
+        skip = position.skip_option() if position is not None else "<topic>:<partition>:<offset>"
         # Kafka cannot change or remove a message: say what the operator can do instead
         super().__init__(
             f"malformed {fmt} message{where}: {reason}. The job stopped before committing anything from "

@@ -28,7 +28,8 @@ from ingest.mysql.spec import (
     chunk_assembler,
 )
 from ingest.mysql.tables import RowColumns, Tables
-from schema_evolution.errors import SourcePosition
+from ingest.pipeline.dead_letters import SKIPPED_BY_OPERATOR, rows_json
+from schema_evolution.errors import BinlogPosition, MalformedMessage, SourcePosition
 from schema_evolution.mysql_tables import DdlError
 
 log = structlog.get_logger(__name__)
@@ -166,6 +167,10 @@ class BinlogReader:
         self.assembler = chunk_assembler(spec, BINLOG_PARTITION)
         self.rows = 0
         self.skipped: set[str] = set()
+        # binlog file names by their index (binlog_offset's high bits), for dead letters and errors;
+        # the row changes of events skipped by --skip-offsets
+        self._files: dict[int, str] = {}
+        self._skipped: dict[Position, list[dict[str, Any]]] = {}
         self._db_re, self._table_re = re.compile(spec.database_regex), re.compile(spec.table_regex)
         self.history = SchemaHistory(spec.state_dir) if part.history else None
         self.definitions = self.history.as_of(binlog_offset(part.start)) if self.history is not None else None
@@ -186,20 +191,82 @@ class BinlogReader:
 
     def read(self) -> Iterator[pa.RecordBatch]:
         """The range's row changes, a batch every 4096 rows (the last one comes from ``finish``)."""
+        try:
+            yield from self._read()
+        except MalformedMessage as exc:
+            raise self._at_binlog_position(exc) from None
+
+    def _at_binlog_position(self, exc: MalformedMessage) -> MalformedMessage:
+        """The error naming the row event's binlog file and position instead of the chunk offset."""
+        at = exc.position
+        if at is None or type(at) is not SourcePosition or at.partition != BINLOG_PARTITION:
+            return exc
+        file, _, pos = self._dead_letter_position(at.offset)
+        return MalformedMessage(exc.format, BinlogPosition(file, 0, pos), exc.reason)
+
+    def _read(self) -> Iterator[pa.RecordBatch]:
         namer = RowColumns(self.definitions, self.captured, self.forget if self.full else None)
         changes = binlog_rows(self.spec, self.part.start, self.part.end, self.spec.server_id, None, self.on_ddl, namer)
+        tolerant = self.spec.parse.dead_letter_table is not None
+        skips = {(file, pos) for file, _, pos in self.spec.parse.skip_offsets}
+        if tolerant:
+            self.assembler.position_of = self._dead_letter_position
         for op, database, table, before, after, position, ts in changes:
+            if skips and position in skips:
+                self._skip(op, database, table, before, after, position)
+                continue
             events = self._events(op, database, table, before, after, position, ts)
             if not events:
                 continue
-            self.assembler.add_events(events, SourcePosition(TOPIC, BINLOG_PARTITION, binlog_offset(position)), ts)
+            where = SourcePosition(TOPIC, BINLOG_PARTITION, binlog_offset(position))
+            self._files[where.offset >> 32] = position[0]  # to name a bad row's file (dead letter, error)
+            if tolerant:
+                change = {"op": op.name, "table": f"{database}.{table}", "before": before, "after": after}
+                self.assembler.add_events_tolerant(events, where, ts, change)
+            else:
+                self.assembler.add_events(events, where, ts)
             self.rows += 1
             if self.rows % 4096 == 0:
                 batch = self.assembler.take()
                 if batch is not None:
                     yield batch
 
+    def _dead_letter_position(self, offset: int) -> tuple[str, int, int]:
+        """A binlog dead letter's (topic, partition, offset): the binlog file, 0, the row event's position."""
+        return self._files.get(offset >> 32, "?"), 0, offset & 0xFFFFFFFF
+
+    def _skip(
+        self,
+        op: Op,
+        database: str,
+        table: str,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        position: Position,
+    ) -> None:
+        """A row of an event the operator skipped (--skip-offsets file:position): logged once per
+        event, and kept for its dead letter (with --errors-tolerance all)."""
+        if not self.captured(database, table):
+            return
+        rows = self._skipped.setdefault(position, [])
+        if not rows:
+            log.warning("binlog row event skipped (--skip-offsets)", position=f"{position[0]}:{position[1]}",
+                        table=f"{database}.{table}")  # fmt: skip
+        rows.append({"op": op.name, "table": f"{database}.{table}", "before": before, "after": after})
+
     def finish(self) -> Iterator[pa.RecordBatch]:
+        try:
+            yield from self._finish()
+        except MalformedMessage as exc:
+            raise self._at_binlog_position(exc) from None
+
+    def _finish(self) -> Iterator[pa.RecordBatch]:
+        if self.spec.parse.dead_letter_table is not None:
+            for (file, pos), rows in self._skipped.items():
+                self.assembler.dead_letter(
+                    binlog_offset((file, pos)), None, rows_json(rows), SKIPPED_BY_OPERATOR, rows[0]["table"],
+                    position=(file, 0, pos),
+                )  # fmt: skip
         batch = self.assembler.finish()
         if batch is not None:
             yield batch

@@ -37,6 +37,7 @@ from ingest.mysql.spec import (
     values_as_text,
 )
 from ingest.mysql.tables import RowColumns, Tables
+from ingest.pipeline.assembler import ChunkAssembler
 from schema_evolution.errors import SourcePosition
 from schema_evolution.mysql_ddl import apply_ddl
 from schema_evolution.mysql_tables import DdlError
@@ -238,6 +239,24 @@ def _read_chunk_rows_again(spec: MySqlSourceSpec, part: ChunkPartition) -> Chunk
             backoff.sleep()
 
 
+def _add_tolerant(
+    assembler: ChunkAssembler, index: int, position: SourcePosition, events: list[DataChangeEvent], rows: list[Any]
+) -> Iterator[pa.RecordBatch]:
+    """--errors-tolerance all: each row at its own offset after the chunk's (its high watermark), so
+    that a row whose values do not convert is one dead letter ('snapshot', chunk index, row index)
+    and the chunk's other rows go through."""
+    base = position.offset
+    assembler.position_of = lambda offset: ("snapshot", index, offset - base)
+    for i, (event, row) in enumerate(zip(events, rows, strict=True)):
+        where = SourcePosition(position.topic, position.partition, base + i)
+        change = {"op": "READ", "table": f"{event.database}.{event.table}", "after": row}
+        assembler.add_events_tolerant([event], where, None, change)
+        if (i + 1) % 4096 == 0:
+            batch = assembler.take()
+            if batch is not None:
+                yield batch
+
+
 def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.RecordBatch]:
     chunk = part.chunk
     zone = mysql_values.server_zone(spec.server_time_zone)
@@ -263,11 +282,14 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
     # The table's schema even when this chunk (or the whole table) has no rows: Paimon creates the
     # table at start-up from the source schema.
     assembler.declare(DataChangeEvent(Op.INSERT, chunk.database, chunk.table, schema, None, {}, 0), position)
-    for start in range(0, len(events), 4096):
-        assembler.add_events(events[start : start + 4096], position)
-        batch = assembler.take()
-        if batch is not None:
-            yield batch
+    if spec.parse.dead_letter_table is not None:
+        yield from _add_tolerant(assembler, part.index, position, events, list(rows.values()))
+    else:
+        for start in range(0, len(events), 4096):
+            assembler.add_events(events[start : start + 4096], position)
+            batch = assembler.take()
+            if batch is not None:
+                yield batch
     target = spec.parse.router.route(chunk.database, chunk.table) or name
     assembler.mark(
         json.dumps(

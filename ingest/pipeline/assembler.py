@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from ingest.pipeline.dead_letters import (
     DeadLetter,
     dead_letter_batch,
     message_errors,
+    rows_json,
     skipped_offsets,
 )
 from ingest.pipeline.routing import TableRouter
@@ -121,10 +122,13 @@ class ChunkAssembler:
         # chunk is flushed, and its dead letter carries its bytes); the dead letters not yet handed
         # out, and the offsets dead-lettered so far.
         self._tolerant = self.spec.dead_letter_table is not None
-        self._raw: OrderedDict[int, tuple[bytes | None, bytes | None]] = OrderedDict()
+        # (a source that parses itself, MySQL, keeps its row changes here instead: ``add_events_tolerant``)
+        self._raw: OrderedDict[int, tuple[bytes | None, bytes | list[Any] | None]] = OrderedDict()
         self._letters: list[DeadLetter] = []
         self._lettered: set[int] = set()
-        self._letter_seq = 0
+        # The (topic, partition, offset) a dead letter names for an offset of this assembler, where
+        # that is not (self.topic, self.partition, offset): a MySQL binlog file and position.
+        self.position_of: Callable[[int], tuple[str, int, int]] | None = None
 
     def add(
         self, value: bytes | None, key: bytes | None, offset: int, timestamp_ms: int | None, ts_type: int = 0
@@ -180,6 +184,36 @@ class ChunkAssembler:
             # a flush in the middle of the message dead-lettered it: none of its rows stay
             self._drop_open(offset)
 
+    def add_events_tolerant(
+        self,
+        events: list[DataChangeEvent],
+        position: SourcePosition,
+        timestamp_ms: int | None,
+        row: Any,
+    ) -> None:
+        """``add_events`` for ``--errors-tolerance all`` (sources that parse themselves): ``row`` is
+        the source's row change, kept as the dead letter's value (JSON) while its rows are in an open
+        chunk; row changes at one position (a binlog row event) are one dead letter."""
+        offset = position.offset
+        entry = self._raw.get(offset)
+        if entry is None or not isinstance(entry[1], list):
+            self._raw[offset] = (None, [row])
+        else:
+            entry[1].append(row)
+        try:
+            self.add_events(events, position, timestamp_ms)
+        except message_errors() as exc:
+            if getattr(exc, "chunk_wide", False):
+                raise
+            self._drop_open(offset)
+            _, rows = self._raw.pop(offset, (None, None))
+            value = rows_json(rows) if isinstance(rows, list) else rows
+            table = f"{events[0].database}.{events[0].table}" if events else None
+            self.dead_letter(offset, None, value, exc, table)
+            return
+        if offset in self._lettered:
+            self._drop_open(offset)
+
     def skip(self, value: bytes | None, key: bytes | None, offset: int) -> None:
         """A message the operator skipped (``--skip-offsets``): a dead letter in tolerant mode, else
         only logged (by the caller)."""
@@ -200,6 +234,8 @@ class ChunkAssembler:
         if offset in self._lettered:
             return
         self._lettered.add(offset)
+        if position is None and self.position_of is not None:
+            position = self.position_of(offset)
         topic, partition, at = position if position is not None else (self.topic, self.partition, offset)
         self._letters.append(DeadLetter.of(topic, partition, at, self.spec.format, error, key, value, source_table))
 
@@ -420,7 +456,8 @@ class ChunkAssembler:
                     # not one message's (a computed column over the chunk): stop as without tolerance
                     exc.chunk_wide = True  # type: ignore[attr-defined]
                     raise
-                key, value = self._raw.get(at.offset, (None, None))
+                key, raw = self._raw.get(at.offset, (None, None))
+                value = rows_json(raw) if isinstance(raw, list) else raw
                 self.dead_letter(at.offset, key, value, exc, builder.schema.source_table)
         self._forget_raw()
         return batch

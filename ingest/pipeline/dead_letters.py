@@ -5,10 +5,11 @@ A dead letter travels as an ordinary chunk (``sinks.write.chunk_format``) whose 
 dead-letter table and whose record schema is ``DEAD_LETTER_SCHEMA``, so the driver writes it with the
 micro-batch's other chunks and commits it with the same batch id: exactly once, like any row.
 
-The table's primary key is the message's position (``topic, partition, offset``; for MySQL the binlog
-file, the row's index in its row event and the binlog position): a replayed micro-batch whose commit
-was already made is skipped by Paimon's commit identifier, and one that was not re-writes the same keys,
-so a position is never in the table twice.
+The table's primary key is the message's position (``topic, partition, offset``; for MySQL see
+``DEAD_LETTER_FIELDS``): a replayed micro-batch whose commit was already made is skipped by Paimon's
+commit identifier, and one that was not re-writes the same keys, so a position is never in the table
+twice. For MySQL a dead letter is a binlog row event (all its rows in the job's tables) or a snapshot row,
+its ``value`` the rows as JSON text (``rows_json``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import orjson
 import pyarrow as pa
 
 from schema_evolution.arrow_types import to_arrow
@@ -30,9 +33,11 @@ SKIPPED_BY_OPERATOR = "SkippedByOperator"
 
 _KEY = ("topic", "partition", "offset")
 DEAD_LETTER_FIELDS: tuple[tuple[str, PaimonType], ...] = (
-    ("topic", string().with_nullable(False)),  # Kafka topic; MySQL: the binlog file
-    ("partition", int_().with_nullable(False)),  # Kafka partition; MySQL: the row's index in its row event
-    ("offset", bigint().with_nullable(False)),  # Kafka offset; MySQL: the binlog position of the row event
+    # Kafka: topic, partition, offset. MySQL binlog: the binlog file, 0, the row event's position;
+    # MySQL snapshot: 'snapshot', the snapshot chunk's index, the row's index in the chunk.
+    ("topic", string().with_nullable(False)),
+    ("partition", int_().with_nullable(False)),
+    ("offset", bigint().with_nullable(False)),
     ("source_table", string()),  # database.table as the message named it, when known
     ("key", bytes_()),  # the raw message key
     ("value", bytes_()),  # the raw message value; MySQL: the row as JSON text
@@ -118,6 +123,20 @@ def dead_letter_batch(letters: Sequence[DeadLetter]) -> pa.RecordBatch:
     ]
     arrays = [pa.array(values, field.type) for values, field in zip(columns, _ARROW_SCHEMA, strict=True)]
     return pa.RecordBatch.from_arrays(arrays, schema=_ARROW_SCHEMA)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    if isinstance(value, set | frozenset):
+        return sorted(value)
+    return str(value)  # Decimal, timedelta, ...
+
+
+def rows_json(rows: Sequence[Any]) -> bytes:
+    """A MySQL dead letter's ``value``: its row changes as a JSON array (values that JSON has no type
+    for as text; binary values as UTF-8 with backslash escapes)."""
+    return orjson.dumps(list(rows), default=_json_default, option=orjson.OPT_NON_STR_KEYS)
 
 
 class DeadLetterLimit(LakeCdcError):

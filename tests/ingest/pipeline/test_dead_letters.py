@@ -152,3 +152,32 @@ def test_skip_offsets_syntax() -> None:
     for bad in ("a:0", "a:x:1", ":0:1", "a:0:-1"):
         with pytest.raises(ValueError, match="--skip-offsets"):
             parse_skip_offsets(bad)
+
+
+def test_rows_of_a_source_that_parses_itself_are_dead_lettered_by_its_positions() -> None:
+    """The MySQL binlog's way (``add_events_tolerant``): row changes of one row event share an offset
+    and are one dead letter, named by the position the source gives, its rows as JSON."""
+    from formats.events import DataChangeEvent, Op, SourceSchema, TypeSystem
+    from ingest.pipeline.assembler import ChunkAssembler
+    from schema_evolution.errors import SourcePosition
+
+    schema = SourceSchema((("id", "INT"), ("n", "INT")), ("id",), TypeSystem.MYSQL)
+    spec = ParseSpec("mysql-binlog", TableRouter(database="ods", table="t"), dead_letter_table=DLQ)
+    assembler = ChunkAssembler(spec, "mysql", 1 << 20)
+    assembler.position_of = lambda offset: ("binlog.000001", 0, offset)
+    for offset, rows in ((10, [1, 2]), (20, [3, "x"]), (30, [5])):  # the event at 20 holds a bad value
+        for value in rows:
+            row = {"id": len(str(value)) * 100 + offset, "n": value}
+            event = DataChangeEvent(Op.INSERT, "src", "t", schema, None, row, 0)
+            assembler.add_events_tolerant([event], SourcePosition("mysql", 1 << 20, offset), None, {"after": row})
+    batch = assembler.finish()
+    assert batch is not None
+    data, letters = [], []
+    for chunk in batch.to_pylist():
+        target = letters if chunk["table"] == DLQ else data
+        target.extend(deserialize_batch(chunk["data"]).to_pylist() if chunk["data"] else [])
+    assert [r["n"] for r in data] == [1, 2, 5]  # both rows of the event at 20 left
+    (letter,) = letters
+    assert (letter["topic"], letter["partition"], letter["offset"]) == ("binlog.000001", 0, 20)
+    assert orjson.loads(letter["value"]) == [{"after": {"id": 120, "n": 3}}, {"after": {"id": 120, "n": "x"}}]
+    assert letter["source_table"] == "src.t" and letter["format"] == "mysql-binlog"
