@@ -20,13 +20,14 @@ from typing import Any
 import structlog
 
 _configured = False
+_verbose = os.environ.get("LAKECDC_VERBOSE", "").strip().lower() in ("1", "true", "yes")
 
 MASK = "*****(redacted)"
 # Option and field names whose values are secrets: passwords, SASL/JAAS configuration, tokens, client
 # secrets, credentials, object-store keys (s3.secret-key, fs.s3a.secret.key, s3.access-key, ...).
 SECRET_NAME = re.compile(
     r"(?i)pass(word|wd)|pwd|secret|jaas|token|credential|access[._-]?key|private[._-]?key|api[._-]?key|"
-    r"signature|session[._-]?key"
+    r"signature|session[._-]?key|key[._-]?pem|keystore[._-]?key|oauthbearer[._-]?config"
 )
 # Shorter values would mask ordinary words; such secrets are still masked by field name.
 MIN_SECRET_LENGTH = 4
@@ -80,9 +81,13 @@ def redact_event(_logger: Any, _method: str, event_dict: MutableMapping[str, Any
     return event_dict
 
 
-def configure(level: str | None = None) -> None:
-    global _configured
+def configure(level: str | None = None, verbose: bool | None = None) -> None:
+    """``verbose`` (the CLI's ``-v``, or ``LAKECDC_VERBOSE=1``): failures with their tracebacks, and
+    Spark's task errors in the local driver's log."""
+    global _configured, _verbose
     _configured = True
+    if verbose is not None:
+        _verbose = verbose
     level_name = (level or os.environ.get("LAKECDC_LOG_LEVEL", "INFO")).upper()
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()
@@ -104,6 +109,10 @@ def configure(level: str | None = None) -> None:
         logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )
+
+
+def is_verbose() -> bool:
+    return _verbose
 
 
 def configure_once() -> None:

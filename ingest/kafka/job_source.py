@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ingest.kafka.discovery import check_schema_discoverable
-from ingest.kafka.options import commit_offsets_to_group, librdkafka_config, startup_mode, topic_list
+from ingest.kafka.options import (
+    SECRETS_OPTION,
+    commit_offsets_to_group,
+    is_secret_property,
+    librdkafka_config,
+    startup_mode,
+    topic_list,
+)
 from ingest.kafka.source import KafkaCdcDataSource, KafkaSourceSpec
 from ingest.source import MarksHook, SourceSettings
 
@@ -15,7 +24,8 @@ if TYPE_CHECKING:
 
 
 class KafkaSource:
-    """Kafka topics through ``lakecdc-kafka``; librdkafka properties travel as ``kafka.*`` options."""
+    """Kafka topics through ``lakecdc-kafka``; librdkafka properties travel as ``kafka.*`` options, the
+    secret ones together as the ``lakecdc.secrets`` option, which Spark redacts."""
 
     data_source = KafkaCdcDataSource
     worker_modules = ("ingest.kafka.source",)
@@ -52,6 +62,12 @@ class KafkaSource:
 
     def options(self, parse: ParseSpec, parallelism: int) -> dict[str, str]:
         options = {"lakecdc.spec": self.spec(parse, parallelism).to_json()}
+        secrets: dict[str, str] = {}
         for k, v in librdkafka_config(self.settings.kafka_conf).items():
-            options[f"kafka.{k}"] = v
+            if is_secret_property(k):
+                secrets[k] = v
+            else:
+                options[f"kafka.{k}"] = v
+        if secrets:  # one option Spark redacts in plans and the UI, whatever the properties are called
+            options[SECRETS_OPTION] = msgspec.json.encode(secrets).decode()
         return options

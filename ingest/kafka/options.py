@@ -22,6 +22,7 @@ from pathlib import Path
 from formats import FORMATS, PLANNED_FORMATS
 from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, one_of, regex, whole_number
 from ingest.kafka.startup import STARTUP_MODES, StartupMode, parse_specific_offsets
+from ingest.logs import is_secret_name
 
 H, N, R = Treatment.HONOURED, Treatment.NO_EFFECT, Treatment.REFUSED
 
@@ -369,6 +370,17 @@ KAFKA_OPTIONS = OptionTable(
         ConfOption("sink.*", N, "Kafka sink options; these actions only read from Kafka", "partitioner=fixed"),
     ),
 )
+
+# The Spark option that carries the secret librdkafka properties, as one JSON object: Spark masks the
+# values of options whose names match spark.redaction.regex (default (?i)secret|password|token|access[.]?key)
+# wherever it prints them (logical plans, the UI), and this name matches it.
+SECRETS_OPTION = "lakecdc.secrets"
+
+
+def is_secret_property(name: str) -> bool:
+    """Whether the librdkafka property ``name`` holds a secret (a password, a private key, ...)."""
+    return is_secret_name(name)
+
 
 # properties.* keys lakecdc itself acts on, never handed to librdkafka as they are.
 _HANDLED = {"properties.commit.offsets.on.checkpoint"}

@@ -10,8 +10,9 @@ every core has work), and replays exactly the same ranges after a failure. With 
 the reader parses messages where it fetches them and emits chunk rows (``sinks.write.chunk_format``);
 without one it emits raw messages.
 
-librdkafka properties are passed as separate ``kafka.<property>`` options so that Spark's option
-redaction hides secrets (``sasl.password``, ``ssl.key.password``) in plans and the UI.
+librdkafka properties are passed as ``kafka.<property>`` options, the secret ones together as the one
+option ``lakecdc.secrets``, whose value Spark's option redaction hides in plans and the UI (a private
+key in ``ssl.key.pem`` has no name Spark would redact).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from ingest.kafka.offset_checks import (
     split_ids,
     with_ids,
 )
+from ingest.kafka.options import SECRETS_OPTION
 from ingest.kafka.startup import StartupMode, parse_specific_offsets
 from ingest.pipeline.assembler import ParseSpec, assemble
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
@@ -128,7 +130,10 @@ def group_ranges(ranges: list[KafkaRange], target: int) -> list[RangeGroup]:
 
 
 def kafka_properties(options: Mapping[str, str]) -> dict[str, str]:
-    return {k[len("kafka.") :]: v for k, v in options.items() if k.startswith("kafka.")}
+    properties = {k[len("kafka.") :]: v for k, v in options.items() if k.startswith("kafka.")}
+    # Secret properties travel together in one option whose name Spark redacts (ingest.kafka.job_source).
+    properties.update(msgspec.json.decode(options.get(SECRETS_OPTION) or "{}", type=dict[str, str]))
+    return properties
 
 
 class KafkaCdcDataSource(DataSource):

@@ -43,13 +43,18 @@ def _line(capsys: pytest.CaptureFixture[str], emit: object) -> str:
         "sasl.oauthbearer.client.secret",
         "token",
         "credentials",
+        "ssl.key.pem",
+        "properties.ssl.keystore.key",
+        "sasl.oauthbearer.config",
     ],
 )
 def test_secret_names(name: str) -> None:
     assert logs.is_secret_name(name)
 
 
-@pytest.mark.parametrize("name", ["hostname", "username", "ssl.key", "ssl.ca", "table", "key", "batch"])
+@pytest.mark.parametrize(
+    "name", ["hostname", "username", "ssl.key", "ssl.ca", "table", "key", "batch", "ssl.certificate.pem"]
+)
 def test_ordinary_names(name: str) -> None:
     assert not logs.is_secret_name(name)
 

@@ -3,6 +3,7 @@ where Paimon fails, lakecdc fails too, quoting Paimon's message (#29)."""
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -11,6 +12,7 @@ import pytest
 from ingest.conf_options import ConfOption, Treatment
 from ingest.kafka.job_source import KafkaSource
 from ingest.kafka.options import KAFKA_OPTIONS, check_kafka_conf, librdkafka_config, topic_list
+from ingest.kafka.source import kafka_properties
 from ingest.pipeline.assembler import ParseSpec
 from ingest.pipeline.routing import TableRouter
 from ingest.source import Action, SourceSettings
@@ -291,3 +293,28 @@ def test_pem_properties_and_endpoint_identification_are_translated() -> None:
 def test_java_class_properties_are_refused(key: str) -> None:
     with pytest.raises(ValueError, match=f"--kafka-conf {key} is refused: names Java classes"):
         check_kafka_conf({**BASE, key: "org.example.X"})
+
+
+# Spark masks an option's value in plans and the UI when its name matches spark.redaction.regex.
+SPARK_REDACTION = re.compile(r"(?i)secret|password|token|access[.]?key")
+
+
+def test_secret_properties_reach_spark_only_in_an_option_spark_redacts() -> None:
+    conf = {**BASE, "properties.sasl.jaas.config": PLAIN, "properties.ssl.keystore.key": "Key-Marker"}
+    conf |= {"properties.ssl.key.password": "Kp-Marker", "properties.sasl.oauthbearer.config": "Oauth-Marker"}
+    conf |= {"properties.sasl.oauthbearer.client.secret": "Cs-Marker", "properties.ssl.keystore.password": "Ks-Marker"}
+    options = _options(conf)
+    for key, value in options.items():
+        if "Marker" in value:
+            assert SPARK_REDACTION.search(key), key
+    assert options["kafka.sasl.username"] == "alice" and options["kafka.bootstrap.servers"] == "b:9092"
+    properties = kafka_properties(options)
+    assert {k: v for k, v in properties.items() if "Marker" in v} == {
+        "sasl.password": "Pw-Marker",
+        "ssl.key.pem": "Key-Marker",
+        "ssl.key.password": "Kp-Marker",
+        "sasl.oauthbearer.config": "Oauth-Marker",
+        "sasl.oauthbearer.client.secret": "Cs-Marker",
+        "ssl.keystore.password": "Ks-Marker",
+    }
+    assert properties == librdkafka_config(conf)
