@@ -1,13 +1,18 @@
 """Whether a checkpoint's binlog position can still be read on from: the server's identity, its
 binlog files and where its binlog ends, against the position (``schema_history.check_binlog_position``
-asks before each micro-batch)."""
+asks before each micro-batch); and each binlog file's creation time, which tells a file that RESET
+MASTER made anew (and which has since grown past the position) from the file the position was in."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from ingest.mysql.client import variables
+import structlog
+
+from ingest.mysql.client import MySqlConnection, variables
+
+log = structlog.get_logger(__name__)
 
 
 def server_identity(c: Any) -> str:
@@ -51,3 +56,49 @@ def position_problem(
             f"binlog was reset (RESET MASTER) or this is another server"
         )
     return None
+
+
+def file_created(connection: MySqlConnection, server_id: int, file: str) -> int | None:
+    """When the server created binlog ``file``: the timestamp of the format description event that
+    opens it (seconds; None when the file cannot be read). RESET MASTER, or another server, makes a
+    file of the same name with a new one. Read over the replication protocol with the job's own
+    server id, so only while the job's binlog reader is not running (between micro-batches)."""
+    from pymysql.err import MySQLError
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.event import FormatDescriptionEvent
+
+    stream = BinLogStreamReader(
+        connection_settings=connection.replication_settings(),
+        server_id=server_id,
+        resume_stream=True,
+        log_file=file,
+        log_pos=4,
+        blocking=False,
+        only_events=[FormatDescriptionEvent],
+    )
+    try:
+        for event in stream:
+            # the server's artificial events (log_pos 0, when a dump starts) carry no time of the file
+            if isinstance(event, FormatDescriptionEvent) and event.timestamp:
+                return int(event.timestamp)
+            if stream.log_file != file:
+                return None
+    except (MySQLError, OSError) as exc:
+        # an unreadable file is judged by position_problem and the reader; the check is skipped
+        log.warning("binlog file's creation time not read", file=file, error=str(exc))
+        return None
+    finally:
+        stream.close()
+    return None
+
+
+def recreated_problem(position: tuple[str, int], created_then: int | None, created_now: int | None) -> str | None:
+    """Why the checkpoint's ``position`` names other changes although its file exists and reaches
+    past it: the file was created again (RESET MASTER while the job was stopped, then new writes)."""
+    if created_then is None or created_now is None or created_then == created_now:
+        return None
+    return (
+        f"the binlog file {position[0]} was created anew since the job read it (its first event is from unix "
+        f"time {created_now}, the checkpoint's from {created_then}): the binlog was reset (RESET MASTER) and has "
+        f"grown past the checkpoint's position {position[0]}:{position[1]}, which now names other changes"
+    )

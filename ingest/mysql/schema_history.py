@@ -16,7 +16,7 @@ from pathlib import Path
 
 import structlog
 
-from ingest.mysql.binlog_position import position_problem, server_identity
+from ingest.mysql.binlog_position import file_created, position_problem, recreated_problem, server_identity
 from ingest.mysql.client import (
     MySqlConnection,
     MySqlSourceError,
@@ -134,13 +134,25 @@ def unfollowed_ddl(position: Position, text: str, reason: DdlError) -> MySqlSour
     )
 
 
-def check_binlog_position(connection: MySqlConnection, state_dir: str, position: Position) -> None:
+def check_binlog_position(
+    connection: MySqlConnection,
+    state_dir: str,
+    position: Position,
+    server_id: int | None = None,
+    fingerprinted: set[str] | None = None,
+) -> None:
     """Stops with lakecdc's error when the checkpoint's ``position`` cannot be read on from
     (``client.position_problem``: another server, a purged file, a binlog that went backwards)
     instead of waiting forever for the server to pass it, or failing later with error 1236. The
-    server's identity is noted beside the checkpoint the first time."""
+    server's identity is noted beside the checkpoint the first time, and (given ``server_id``) the
+    creation time of each binlog file the job reads from, once per file and run (``fingerprinted``
+    holds the files checked in this run): a file made anew by RESET MASTER is refused even after
+    it has grown past the position."""
     kept = Path(state_dir) / SERVER_FILE
-    then = json.loads(kept.read_text())["server"] if kept.exists() else None
+    state = json.loads(kept.read_text()) if kept.exists() else {}
+    then: str | None = state.get("server")
+    created: dict[str, int] = dict(state.get("files", {}))
+    fresh = server_id is not None and fingerprinted is not None and position[0] not in fingerprinted
 
     def check(c: object) -> tuple[str | None, str]:
         # The server's end now, read after the checkpoint's position was planned: an --available-now
@@ -149,7 +161,28 @@ def check_binlog_position(connection: MySqlConnection, state_dir: str, position:
         return position_problem(position, master_status(c), binlog_files(c), then, now), now
 
     problem, now = retrying(connection, check)
+    created_now = None
+    if problem is None and fresh:
+        assert server_id is not None
+        created_now = file_created(connection, server_id, position[0])
+        problem = recreated_problem(position, created.get(position[0]), created_now)
     if problem is not None:
         raise lost_position(problem)
-    if then is None:
-        write_atomically(kept, json.dumps({"server": now}))
+    if fresh:
+        assert fingerprinted is not None
+        fingerprinted.add(position[0])
+    changed = then is None or (created_now is not None and created.get(position[0]) != created_now)
+    if changed:
+        if created_now is not None:
+            created[position[0]] = created_now
+        # the newest files' times are all a restart needs
+        recent = dict(sorted(created.items(), key=lambda kv: _file_order(kv[0]))[-_KEPT_FILES:])
+        write_atomically(kept, json.dumps({"server": now, "files": recent}))
+
+
+_KEPT_FILES = 64
+
+
+def _file_order(name: str) -> tuple[int, str]:
+    digits = name.rsplit(".", 1)[-1]
+    return (int(digits) if digits.isdigit() else -1, name)

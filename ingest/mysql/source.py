@@ -28,6 +28,7 @@ Offsets: ``{"chunks": [[db, table, lo, hi], ...], "done": n, "binlog": [file, po
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -91,6 +92,8 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._available_now: dict[str, Any] | None = None
         self._initial: dict[str, Any] | None = None
         self._restart_checked = False  # newly matched tables are looked for once, on a restart
+        self._fingerprinted: set[str] = set()  # binlog files whose creation time this run checked
+        self._latest: dict[str, Any] | None = None  # the server's binlog end and when it was read
 
     # ----- driver side -----------------------------------------------------------------------
     def initialOffset(self) -> dict[str, Any]:
@@ -226,6 +229,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def prepareForTriggerAvailableNow(self) -> None:
         self._available_now = {"binlog": list(retrying(self.spec.connection, master_status))}
+        self._latest = {**self._available_now, "read_at_ms": int(time.time() * 1000)}
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         if not self._restart_checked:
@@ -248,7 +252,11 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             KnownTables(self.spec.state_dir).add(tables)
         else:
             latest = retrying(self.spec.connection, master_status)
-        check_binlog_position(self.spec.connection, self.spec.state_dir, tuple(start["binlog"]))
+        if self._available_now is None:
+            self._latest = {"binlog": list(latest), "read_at_ms": int(time.time() * 1000)}
+        check_binlog_position(
+            self.spec.connection, self.spec.state_dir, tuple(start["binlog"]), self.spec.server_id, self._fingerprinted
+        )
         if binlog_offset(latest) <= binlog_offset(tuple(start["binlog"])):
             return start
         # The snapshot is complete: its chunks live on in the registry, not in every offset.
@@ -258,6 +266,11 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Whether tables appearing while the job runs are noted (they are read from the binlog, and
         must not be taken for newly matched ones at the next restart)."""
         return self.spec.newly_added_tables and self.spec.startup_mode == StartupMode.INITIAL
+
+    def reportLatestOffset(self) -> dict[str, Any] | None:
+        """The server's binlog end as ``latestOffset`` last read it, and when (``read_at_ms``): Spark's
+        progress reports carry it, and ``ingest.streaming.progress`` tells the binlog's seconds behind."""
+        return self._latest
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         parts: list[InputPartition] = []

@@ -11,6 +11,7 @@ row events do not name their columns (MariaDB's default NO_LOG: the job keeps a 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -133,3 +134,25 @@ def test_a_binlog_purged_past_the_checkpoint_stops_the_job(spark: Any, server: L
         run(_settings(server, tmp_path, "f4b"))
     message = str(failed.value)
     assert f"{synced[0]}:{synced[1]}" in message and newest in message and "1236" not in message
+
+
+def test_reset_master_then_writes_past_the_checkpoint_stops_the_job(
+    spark: Any, server: LocalMariaDB, tmp_path: Path
+) -> None:
+    """The binlog made anew by RESET MASTER while the job was stopped has grown past the checkpoint's
+    position: the position exists again but names other changes. The file's creation time (its
+    first event) tells it from the file the job read."""
+    _setup(server, "f4c")
+    run(_settings(server, tmp_path, "f4c"))
+    synced = _position(server)
+    time.sleep(1.1)  # creation times are whole seconds
+    server.execute("RESET MASTER")
+    n = 3
+    while _position(server) <= synced:
+        server.execute(f"INSERT INTO f4c.t VALUES ({n}, {n})")
+        n += 1
+    assert _position(server)[0] == synced[0]  # the same file name, reaching past the position
+    with pytest.raises(JobFailed, match=r"created anew") as failed:
+        run(_settings(server, tmp_path, "f4c"))
+    assert f"{synced[0]}:{synced[1]}" in str(failed.value) and "RESET MASTER" in str(failed.value)
+    assert _ids(tmp_path) == [1, 2]
