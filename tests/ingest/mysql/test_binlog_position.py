@@ -3,7 +3,7 @@ purged file and a binlog that went backwards each stop the job with lakecdc's er
 
 from __future__ import annotations
 
-from ingest.mysql.binlog_position import position_problem
+from ingest.mysql.binlog_position import position_problem, recreated_problem
 from ingest.mysql.client import lost_position
 
 FILES = ["mysql-bin.000003", "mysql-bin.000004", "mysql-bin.000005"]
@@ -40,3 +40,13 @@ def test_a_binlog_that_ends_before_the_position_went_backwards() -> None:
 def test_the_stop_says_what_to_do() -> None:
     message = str(lost_position("the binlog file was purged"))
     assert "the binlog file was purged" in message and "new checkpoint" in message
+
+
+def test_a_file_created_anew_names_both_times_and_the_position() -> None:
+    problem = recreated_problem(("binlog.000001", 900), 1_795_743_165, 1_795_743_167)
+    assert problem is not None
+    assert "binlog.000001:900" in problem and "RESET MASTER" in problem and "1795743167" in problem
+    # the same file, or a time not known on one side: nothing to say
+    assert recreated_problem(("binlog.000001", 900), 1_795_743_165, 1_795_743_165) is None
+    assert recreated_problem(("binlog.000001", 900), None, 1_795_743_167) is None
+    assert recreated_problem(("binlog.000001", 900), 1_795_743_165, None) is None
