@@ -197,7 +197,11 @@ MYSQL_OPTIONS = OptionTable(
         ConfOption("port", H, "server port (default 3306)", "3307", whole_number),
         ConfOption("username", H, "user with SELECT, REPLICATION SLAVE and REPLICATION CLIENT", "cdc"),
         ConfOption(
-            "password", H, "password (or password-file, or the LAKECDC_MYSQL_PASSWORD environment variable)", "pw"
+            "password",
+            H,
+            "password; keep it off the command line with password=${env:NAME} or password=${file:/path} (any "
+            "value may be written so), password-file, or the LAKECDC_MYSQL_PASSWORD environment variable",
+            "pw",
         ),
         ConfOption("password-file", H, "file holding the password (lakecdc's extra)", "/run/secrets/mysql"),
         ConfOption("database-name", H, "database name, a regular expression", "shop", regex),
