@@ -156,11 +156,11 @@ class UnsafeNameError(MalformedMessage):
 
 
 def _message(kind: str, name: str, reason: str, source: str | None, position: SourcePosition | None, fmt: str) -> str:
-    what = f"{fmt} message" if fmt else "message"
     where = f" at {position}" if position is not None else ""
+    what = f"{fmt} message{where}: " if fmt or where else ""
     origin = f" (source table {shown(source)})" if source is not None else ""
     return (
-        f"{what}{where}: the target {kind} name {shown(name)}{origin} is refused: {reason}. Paimon keeps each "
+        f"{what}the target {kind} name {shown(name)}{origin} is refused: {reason}. Paimon keeps each "
         f"table in a directory named after it, so such a name could reach outside the warehouse; nothing was "
         f"written for it. Route the source table away (--excluding-tables, or --including-tables for the "
         f"tables you want), or let the job dead-letter such messages (--errors-tolerance all)"

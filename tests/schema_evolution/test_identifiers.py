@@ -130,7 +130,7 @@ def test_unsafe_name_error_is_a_malformed_message_with_its_own_text() -> None:
     assert isinstance(error, MalformedMessage)
     assert error.position is None
     text = str(error)
-    assert text.startswith("message: the target table name '../../escaped_table' (source table 'db.../x') is refused")
+    assert text.startswith("the target table name '../../escaped_table' (source table 'db.../x') is refused")
     assert "--excluding-tables" in text and "--errors-tolerance all" in text
     assert "fix or remove" not in text  # independent of MalformedMessage's generic advice
 

@@ -71,7 +71,7 @@ def test_unsafe_source_table_names_are_refused_as_malformed_messages(table: str)
         router.route("shop", table)
     assert isinstance(info.value, MalformedMessage) and info.value.position is None
     assert info.value.name == table and info.value.source == f"shop.{table}"
-    assert str(info.value).startswith(f"message: the target table name {shown(table)} (source table")
+    assert str(info.value).startswith(f"the target table name {shown(table)} (source table")
     with pytest.raises(UnsafeNameError):  # refused again (a fresh error each time), never cached as safe
         router.route("shop", table)
 
