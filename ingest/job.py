@@ -26,6 +26,7 @@ from ingest.source import Source, SourceKind, SourceSettings
 from ingest.streaming.checkpoint import SPARK_DIR, CheckpointGuard, SparkProgress
 from ingest.streaming.dead_letter_table import DeadLetterTable
 from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor, configure_session
+from ingest.streaming.progress import JobProgress
 from ingest.workers.warmup import start_warming
 from schema_evolution.errors import LakeCdcError, TransientError
 from schema_evolution.payloads import enable_previews
@@ -265,14 +266,21 @@ def run(settings: SyncSettings) -> JobResult:
             fence.hold(Path(checkpoint), f"checkpoint {checkpoint}")
             user = commit_user(checkpoint)
             guard = checkpoint_guard(settings, checkpoint, user, fence)
+            # --metrics-port: served from here until the job ends (ingest.streaming.metrics)
+            progress = JobProgress.start(settings.dead_letter_identifier, settings.metrics_host, settings.metrics_port)
         except LakeCdcError as exc:
             raise JobFailed(f"{type(exc).__name__}: {exc}", exc.terminal) from None
-        return _run(settings, checkpoint, user, guard)
+        try:
+            return _run(settings, checkpoint, user, guard, progress)
+        finally:
+            progress.close()
     finally:
         fence.close()
 
 
-def _run(settings: SyncSettings, checkpoint: str, user: str, guard: CheckpointGuard) -> JobResult:
+def _run(
+    settings: SyncSettings, checkpoint: str, user: str, guard: CheckpointGuard, progress: JobProgress
+) -> JobResult:
     source = source_for(settings, checkpoint)
     try:
         source.check_startup()  # before Spark starts, as Paimon checks before Flink's job (#29)
@@ -288,12 +296,13 @@ def _run(settings: SyncSettings, checkpoint: str, user: str, guard: CheckpointGu
         settings.catalog_conf,
         user,
         preparer,
-        source.marks_hook,
+        progress.marks(source.marks_hook),
         parallel_write_min_rows=settings.parallel_write_min_rows,
         guard=guard,
         dead_letters=dead_letter_table(settings),
         max_dead_letters=settings.max_dead_letters,
     )
+    progress.attach(spark, processor, settings.job_name)  # a progress event per micro-batch
     if settings.skip_offsets:
         log.warning(
             "--skip-offsets: these messages are skipped when read, each logged (and dead-lettered with "

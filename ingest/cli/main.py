@@ -88,6 +88,8 @@ def _add_sync_parser(sub: Any, action: Action) -> None:
     _opt(p, "available-now", default=None, choices=BOOLEAN, help="true: process what is there now, then stop")
     _opt(p, "log-payloads", default=None, choices=BOOLEAN, help="true: message values in error texts, DDL in logs")
     _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
+    _opt(p, "metrics-port", type=int, default=None, help="serve Prometheus metrics on this port (0: a free one)")
+    _opt(p, "metrics-host", default=None, help="address the metrics port binds to (default 127.0.0.1)")
     _add_bad_input_options(p)
 
 
@@ -172,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     _opt(q, "max-rows", type=int, default=100, help="rows to print at most (default 100)")
     _opt(q, "output", choices=["table", "csv", "json"], default="table", help="output format")
     maintenance_cli.add_parsers(sub, _opt)
+    s = sub.add_parser("status", help="a sync job's last micro-batch, offsets, lag and tables, from its checkpoint")
+    _opt(s, "checkpoint", required=True, help="the job's checkpoint directory")
+    _opt(s, "warehouse", default=None, help="the warehouse, for the tables' latest snapshots")
+    _opt(s, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
+    _opt(s, "kafka-conf", action="append", help="Kafka options (properties.bootstrap.servers=...): show the lag")
+    _opt(s, "output", choices=["text", "json"], default="text", help="output format")
     return parser
 
 
@@ -264,6 +272,9 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         values["skip_offsets"] = tuple(args.skip_offsets)
     if args.log_payloads is not None:
         values["log_payloads"] = args.log_payloads == "true"
+    for name in ("metrics_port", "metrics_host"):
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
     return SyncSettings(**values)
 
 
@@ -285,6 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.warning(note)
     if args.action == "query":
         return _query(args)
+    if args.action == "status":
+        from ingest.cli.status import run_status
+
+        return run_status(args)
     if args.action in maintenance_cli.ACTIONS:
         try:
             catalog_conf = resolve_conf(_kv(args.catalog_conf, "catalog-conf"), "--catalog-conf")

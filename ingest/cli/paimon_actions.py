@@ -291,6 +291,15 @@ ACTION_OPTIONS: tuple[ActionOption, ...] = (
         kind=Kind.REPEATED,
         paimon=False,
     ),
+    _o(
+        "metrics-port",
+        SYNC,
+        H,
+        "serve the job's Prometheus metrics on this port (0: a free one; README: Monitoring)",
+        "9464",
+        paimon=False,
+    ),
+    _o("metrics-host", SYNC, H, "address the metrics port binds to (default 127.0.0.1)", "0.0.0.0", paimon=False),
     # -- compact
     _o(
         "partition",

@@ -79,6 +79,8 @@ class SyncSettings(BaseSettings):
     max_dead_letters: int | None = Field(None, ge=0, description="dead letters per micro-batch at most")
     skip_offsets: tuple[str, ...] = Field((), description="topic:partition:offset of messages to move past")
     spark_conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
+    metrics_port: int | None = Field(None, ge=0, le=65535, description="serve Prometheus metrics on this port")
+    metrics_host: str = Field("127.0.0.1", description="address the metrics port binds to")
     # Source option keys accepted with no effect (logged once when the job starts).
     _no_effect: list[str] = PrivateAttr(default_factory=list)
 

@@ -166,6 +166,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._admin: Any = None
         self._target: Offsets | None = None
         self._target_state: dict[str, TopicState] | None = None
+        self._latest: Offsets | None = None  # the high watermarks latestOffset last saw (reportLatestOffset)
 
     # The metadata clients live on the driver only; executors get the reader without them.
     def __getstate__(self) -> dict[str, Any]:
@@ -333,6 +334,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         else:
             state = self._snapshot()
             latest = _highs(state)
+        self._latest = latest
         if state is not None:
             current = {t: state.get(t) for t in positions if t in state or self._subscribed(t)}
             losses = find_losses(positions, ids, current)
@@ -378,7 +380,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return resumed
 
     def reportLatestOffset(self) -> dict | None:
-        return None
+        """The partitions' high watermarks read by the last ``latestOffset`` (no further broker call;
+        with --available-now the run's target): the latest offsets in Spark's progress reports, from
+        which ``ingest.streaming.progress`` takes the lag per partition."""
+        return dict(self._latest) if self._latest is not None else None
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         (first, first_ids), (last, last_ids) = split_ids(start), split_ids(end)

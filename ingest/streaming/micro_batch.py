@@ -112,6 +112,8 @@ class MicroBatchProcessor:
         self.max_dead_letters = max_dead_letters
         self.stats = BatchStats()
         self.failure: BaseException | None = None
+        # Called after each committed batch: (plan, durations, compactions so far); ingest.streaming.progress
+        self.on_committed: Callable[[BatchPlan, dict[str, float], int], None] | None = None
 
     def __call__(self, df: Any, batch_id: int) -> None:
         try:
@@ -159,6 +161,10 @@ class MicroBatchProcessor:
                 commit_s=round(committed - written, 3),
                 maintenance_s=round(time.monotonic() - committed, 3),
             )
+            if self.on_committed is not None:
+                durations = {"seconds": time.monotonic() - started, "write_s": written - plan.collected}
+                durations.update(commit_s=committed - written, maintenance_s=time.monotonic() - committed)
+                self.on_committed(plan, durations, self.maintenance.compactions)
         finally:
             df.unpersist()
 
