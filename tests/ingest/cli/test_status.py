@@ -25,7 +25,7 @@ def _checkpoint(root: Path, offsets: dict[int, dict[str, object]], committed: li
 
 
 def test_kafka_checkpoint_shows_the_last_batch_its_offsets_and_the_one_in_flight(tmp_path: Path) -> None:
-    offsets = {
+    offsets: dict[int, dict[str, object]] = {
         0: {"orders": {"0": 5, "1": 3}},
         1: {"orders": {"0": 9, "1": 10}, "@topic-ids": {"orders": "x"}},
         2: {"orders": {"0": 12, "1": 10}},
