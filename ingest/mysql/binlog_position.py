@@ -10,7 +10,7 @@ from typing import Any
 
 import structlog
 
-from ingest.mysql.client import MySqlConnection, variables
+from ingest.mysql.client import MySqlConnection, binlog_scan, variables
 
 log = structlog.get_logger(__name__)
 
@@ -64,18 +64,9 @@ def file_created(connection: MySqlConnection, server_id: int, file: str) -> int 
     file of the same name with a new one. Read over the replication protocol with the job's own
     server id, so only while the job's binlog reader is not running (between micro-batches)."""
     from pymysql.err import MySQLError
-    from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication.event import FormatDescriptionEvent
 
-    stream = BinLogStreamReader(
-        connection_settings=connection.replication_settings(),
-        server_id=server_id,
-        resume_stream=True,
-        log_file=file,
-        log_pos=4,
-        blocking=False,
-        only_events=[FormatDescriptionEvent],
-    )
+    stream = binlog_scan(connection, server_id, file, [FormatDescriptionEvent])
     try:
         for event in stream:
             # the server's artificial events (log_pos 0, when a dump starts) carry no time of the file

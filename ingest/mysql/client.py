@@ -388,26 +388,33 @@ def plan_chunks(
     return ranges
 
 
+def binlog_scan(conn: MySqlConnection, server_id: int, file: str, events: list[type]) -> Any:
+    """A non-blocking reader of ``events`` from the start of binlog ``file`` to the binlog's end as it
+    is now (for look-ups: a GTID's position, a time's position, a file's creation time)."""
+    from pymysqlreplication import BinLogStreamReader
+
+    return BinLogStreamReader(
+        connection_settings=conn.replication_settings(),
+        server_id=server_id,
+        resume_stream=True,
+        log_file=file,
+        log_pos=4,
+        blocking=False,
+        only_events=events,
+    )
+
+
 def position_after_gtids(conn: MySqlConnection, gtids: GtidSet, server_id: int) -> tuple[str, int]:
     """The binlog position where the first transaction not in ``gtids`` starts
     (``scan.startup.specific-offset.gtid-set``); the current end when the set holds them all.
     The binlog is scanned from its first file; the set must cover every transaction before the
     first one it lacks (a gap would be skipped otherwise, so it is refused)."""
-    from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, RotateEvent
 
     with connect(conn) as c:
         files = binlog_files(c)
         end = master_status(c)
-    stream = BinLogStreamReader(
-        connection_settings=conn.replication_settings(),
-        server_id=server_id,
-        resume_stream=True,
-        log_file=files[0],
-        log_pos=4,
-        blocking=False,  # to the end of the binlog as it is now
-        only_events=[MariadbGtidEvent, GtidEvent, RotateEvent],
-    )
+    stream = binlog_scan(conn, server_id, files[0], [MariadbGtidEvent, GtidEvent, RotateEvent])
     first: tuple[str, int, str] | None = None
     try:
         for event in stream:
@@ -433,7 +440,6 @@ def position_at(conn: MySqlConnection, timestamp_ms: int, server_id: int) -> tup
     """The binlog position where the first transaction at or after ``timestamp_ms`` starts
     (``scan.startup.mode=timestamp``): the newest binlog file that starts no later than that time,
     scanned to the first transaction of that time; the current end when there is none yet."""
-    from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication.event import GtidEvent, MariadbGtidEvent, QueryEvent, RotateEvent
 
     with connect(conn) as c:
@@ -442,15 +448,7 @@ def position_at(conn: MySqlConnection, timestamp_ms: int, server_id: int) -> tup
     target_s = timestamp_ms / 1000.0
 
     def scan(file: str, first_only: bool) -> tuple[str, int] | None:
-        stream = BinLogStreamReader(
-            connection_settings=conn.replication_settings(),
-            server_id=server_id,
-            resume_stream=True,
-            log_file=file,
-            log_pos=4,
-            blocking=False,
-            only_events=[MariadbGtidEvent, GtidEvent, QueryEvent, RotateEvent],
-        )
+        stream = binlog_scan(conn, server_id, file, [MariadbGtidEvent, GtidEvent, QueryEvent, RotateEvent])
         try:
             for event in stream:
                 if isinstance(event, RotateEvent) or event.packet.log_pos == 0:
