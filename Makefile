@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-unit chaos lint demo bench bench-maintenance bench-lookup bench-mysql clean
+.PHONY: help install test test-unit fuzz chaos lint demo bench bench-maintenance bench-lookup bench-mysql clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,6 +24,9 @@ test: $(STAMP) ## run the whole test suite (unit + integration with real Spark, 
 
 test-unit: $(STAMP) ## only the fast tests that start no server
 	$(PY) -m pytest -q -m "not integration"
+
+fuzz: $(STAMP) ## the format fuzz tests with 100x make test's examples: 5,000 per mutation test, 20,000 of random bytes (~2 h)
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -p no:cacheprovider --timeout 0 tests/formats/test_fuzz.py
 
 chaos: $(STAMP) ## the full chaos suite: 20 SIGKILLs over 200,000 Kafka changes, 10 over a 100,000-row MySQL snapshot and binlog
 	LAKECDC_CHAOS_KILLS=20 LAKECDC_CHAOS_CHANGES=200000 LAKECDC_CHAOS_MYSQL_KILLS=10 LAKECDC_CHAOS_MYSQL_ROWS=100000 \

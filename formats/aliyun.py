@@ -106,14 +106,14 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
     schema_node = optional(FORMAT, root, "schema", dict, pos) or {}
     source = schema_node.get("source")
     source = source if isinstance(source, dict) else {}
-    database, table = _text(source.get("dbName")), _text(source.get("tableName"))
+    database, table = _name(source, "dbName", pos), _name(source, "tableName", pos)
     times = payload.get("timestamp")
     event_time = times.get("eventTime") if isinstance(times, dict) else None
     ts = event_time if type(event_time) is int and event_time > 0 else None
 
     op_name = payload.get("op")
     if root.get("ddl") is True:
-        return [SchemaChangeEvent(database, table, _ddl_text(payload.get("ddl")), ts)]
+        return [SchemaChangeEvent(database, table, _ddl_text(payload.get("ddl"), pos), ts)]
     if op_name == _HEARTBEAT:
         return []
     if op_name == "INSERT":
@@ -123,7 +123,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
     elif op_name == "UPDATE_AFTER":
         op, side = (Op.INSERT if payload.get("before") is None else Op.UPDATE), "after"
     elif isinstance(op_name, str) and payload.get("ddl") is not None:
-        return [SchemaChangeEvent(database, table, _ddl_text(payload["ddl"]), ts)]
+        return [SchemaChangeEvent(database, table, _ddl_text(payload["ddl"], pos), ts)]
     else:
         raise MalformedMessage(
             FORMAT,
@@ -164,7 +164,10 @@ def _schema(node: dict[str, Any], pos: SourcePosition) -> tuple[SourceSchema, tu
     keys = optional(FORMAT, node, "primaryKey", list, pos) or []
     if None in keys:
         raise MalformedMessage(FORMAT, pos, "'schema.primaryKey' contains null")
-    cache_key = (orjson.dumps(columns), tuple(map(str, keys)))
+    try:
+        cache_key = (orjson.dumps(columns), tuple(map(str, keys)))
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes: no column list
+        raise MalformedMessage(FORMAT, pos, "'schema.dataColumn' is nested too deeply") from None
     cached = _SCHEMA_CACHE.get(cache_key)
     if cached is not None:
         return cached
@@ -186,11 +189,21 @@ def _schema(node: dict[str, Any], pos: SourcePosition) -> tuple[SourceSchema, tu
     return entry
 
 
-def _text(v: Any) -> str | None:
-    return None if v is None else str(v)
+def _name(source: dict[str, Any], field: str, pos: SourcePosition) -> str | None:
+    v = source.get(field)
+    if v is None or type(v) is str:
+        return v
+    if isinstance(v, dict | list):  # (a number is taken as its text, as Paimon's asText() does)
+        raise MalformedMessage(FORMAT, pos, f"field 'schema.source.{field}' must be a name, got {type(v).__name__}")
+    return str(v)
 
 
-def _ddl_text(v: Any) -> str:
+def _ddl_text(v: Any, pos: SourcePosition) -> str:
     if v is None:
         return ""
-    return v if isinstance(v, str) else orjson.dumps(v).decode()
+    if isinstance(v, str):
+        return v
+    try:
+        return orjson.dumps(v).decode()
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes
+        raise MalformedMessage(FORMAT, pos, "field 'payload.ddl' is nested too deeply") from None

@@ -102,6 +102,8 @@ def _bad_row(row: Any, pos: Any) -> None:
 def _schema(root: dict[str, Any], data: list[Any], pos: Any) -> SourceSchema:
     mysql_type = optional(FORMAT, root, "mysqlType", dict, pos)
     pk_names = optional(FORMAT, root, "pkNames", list, pos) or []
+    if not all(type(k) is str for k in pk_names):
+        raise MalformedMessage(FORMAT, pos, "every entry of 'pkNames' must be a column name (string)")
     if mysql_type is not None:
         for name, typ in mysql_type.items():
             if not isinstance(typ, str):

@@ -34,8 +34,9 @@ from formats.events import Op, SourceSchema, TypeSystem
 _MAX_CODECS = 16
 _UNSET = msgspec.UNSET
 _astuple = msgspec.structs.astuple
-# (msgspec raises UnicodeDecodeError for a string that is not UTF-8: canal.parse then names the offset)
-_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
+# (msgspec raises UnicodeDecodeError for a string that is not UTF-8, RecursionError for deep nesting:
+# canal.parse then refuses the message naming its offset)
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 _NULL = msgspec.Raw(b"null")
 _OPS = canal.OPS
 _EMPTY = msgspec.Raw(b"")
@@ -112,6 +113,8 @@ def _source_schema(mysql_type: bytes, pk_names: bytes) -> SourceSchema | None:
     except orjson.JSONDecodeError:
         return None
     if type(types) is not dict or not (keys is None or type(keys) is list):
+        return None
+    if keys and not all(type(k) is str for k in keys):
         return None
     if not all(isinstance(t, str) for t in types.values()):
         return None

@@ -44,7 +44,7 @@ from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, Sch
 from formats.jsonutil import load_object, optional
 from schema_evolution.debezium_types import ColumnPlan, plan_column
 from schema_evolution.errors import MalformedMessage, SourcePosition, UnsupportedChange
-from schema_evolution.payloads import preview, reason
+from schema_evolution.payloads import describe, preview, reason
 
 FORMAT = "debezium-json"
 
@@ -111,7 +111,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
     else:
         schema = _untyped(after, before, keys)
         if exact:
-            after, before = _plain_row(after), _plain_row(before)
+            after, before = _plain_row(after, pos), _plain_row(before, pos)
 
     if op is Op.INSERT:
         return [DataChangeEvent(op, database, table, schema, None, after, op_ts)]
@@ -124,7 +124,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
 def _load_exact(value: bytes, pos: SourcePosition) -> dict[str, Any]:
     try:
         root = json.loads(value, parse_float=Decimal)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return load_object(FORMAT, value, pos)  # the same input, for the same error text
     if not isinstance(root, dict):
         raise MalformedMessage(FORMAT, pos, f"expected a JSON object, got {type(root).__name__}")
@@ -165,7 +165,10 @@ def _typed(connect_schema: dict[str, Any], keys: tuple[str, ...], pos: SourcePos
             fields = part.get("fields")
     if not isinstance(fields, list):
         raise MalformedMessage(FORMAT, pos, "the 'schema' has no 'after' or 'before' struct with 'fields'")
-    cache_key = (orjson.dumps(fields, default=str), keys)
+    try:
+        cache_key = (orjson.dumps(fields, default=str), keys)
+    except orjson.JSONEncodeError as exc:  # deeper than 254 levels, an integer past 64 bits
+        raise MalformedMessage(FORMAT, pos, f"the 'schema' fields cannot be read ({exc})") from None
     cached = _CACHE.get(cache_key)
     if cached is not None:
         return cached
@@ -220,18 +223,23 @@ def _convert(
                     f"column '{name}' ({column.paimon_type}): cannot read {preview(value, 60)}: {reason(exc, value)}",
                 ) from None
         elif exact:
-            row[name] = _plain(value)
+            row[name] = _plain(value, name, pos)
     return row
 
 
-def _plain_row(row: dict[str, Any] | None) -> dict[str, Any] | None:
-    return None if row is None else {k: _plain(v) for k, v in row.items()}
+def _plain_row(row: dict[str, Any] | None, pos: SourcePosition) -> dict[str, Any] | None:
+    return None if row is None else {k: _plain(v, k, pos) for k, v in row.items()}
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, name: str, pos: SourcePosition) -> Any:
     """An exactly parsed value in the types the rest of lakecdc takes (no ``Decimal``)."""
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, dict | list):
-        return orjson.dumps(value, default=lambda d: orjson.Fragment(str(d))).decode()
+        try:
+            return orjson.dumps(value, default=lambda d: orjson.Fragment(str(d))).decode()
+        except orjson.JSONEncodeError as exc:  # deeper than 254 levels, an integer past 64 bits
+            raise MalformedMessage(
+                FORMAT, pos, f"column '{name}': {describe(value)} that cannot be written as JSON text ({exc})"
+            ) from None
     return value

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from typing import Any
 
 PREVIEW_CHARS = 80
@@ -52,7 +53,10 @@ def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
     if isinstance(value, bytes | bytearray):
         shown = repr(bytes(value[:limit]).decode("utf-8", errors="replace"))
         return shown[:-1] + "…" + shown[-1] if len(value) > limit else shown
-    shown = repr(value)
+    try:
+        shown = repr(value)
+    except (RecursionError, ValueError):  # nested deeper than repr goes, an int longer than str() writes
+        return describe(value)
     return shown if len(shown) <= limit else shown[:limit] + "…"
 
 
@@ -93,8 +97,12 @@ def reason(exc: BaseException, value: Any = None) -> str:
     text = str(exc).split("\n", 1)[0]
     if _previews:  # values shown, each cut as ``preview`` cuts them
         return _QUOTED.sub(lambda m: m[0] if len(m[0]) <= PREVIEW_CHARS else m[0][:PREVIEW_CHARS] + "…", text)
-    if value is not None and not isinstance(value, bool):
-        shown = value.decode("utf-8", "replace") if isinstance(value, bytes | bytearray) else str(value)
+    if isinstance(value, str | bytes | bytearray | int | float | Decimal) and not isinstance(value, bool):
+        # (a list or an object is quoted in the text, if at all, as its items are)
+        try:
+            shown = value.decode("utf-8", "replace") if isinstance(value, bytes | bytearray) else str(value)
+        except ValueError:  # an int of more digits than str() writes
+            shown = ""
         for part in {shown, shown.strip()}:
             if part:
                 text = re.sub(rf"(?<![\w.]){re.escape(part)}(?![\w.])", "…", text, flags=re.IGNORECASE)

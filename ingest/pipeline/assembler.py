@@ -33,6 +33,7 @@ from schema_evolution.computed import ComputedColumn
 from schema_evolution.computed_specs import parse_computed_columns, resolve_case_insensitively
 from schema_evolution.conversion import ConversionNotes
 from schema_evolution.errors import MalformedMessage, SourcePosition
+from schema_evolution.identifiers import UnsafeNameError
 from schema_evolution.mysql_types import UnsupportedSourceType
 from schema_evolution.payloads import enable_previews
 from schema_evolution.type_mapping import parse_type_mapping
@@ -249,7 +250,10 @@ class ChunkAssembler:
         """``add_events`` for the rows of a message the bulk decoder took (same chunks)."""
         if not plain.after:
             return
-        target = self._route(plain.database, plain.table)
+        try:
+            target = self._route(plain.database, plain.table)
+        except UnsafeNameError as exc:  # (routing knows no position)
+            raise exc.at(SourcePosition(self.topic, self.partition, offset), self.spec.format) from None
         if target is None:
             return
         builder = self._builders.get(target)
@@ -286,7 +290,10 @@ class ChunkAssembler:
                     "(use kafka-sync-table to sync such a topic into one table; Paimon: Cannot synchronize record "
                     f"when database name or table name is unknown. Invalid record is: the message at {position})",
                 )
-            target = route(event.database, event.table)
+            try:
+                target = route(event.database, event.table)
+            except UnsafeNameError as exc:  # (routing knows no position)
+                raise exc.at(position, self.spec.format) from None
             if target is None:
                 continue
             if type(event) is not DataChangeEvent:

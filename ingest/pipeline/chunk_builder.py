@@ -78,6 +78,8 @@ def record_schema(
     """Map a message's source schema to Paimon types (raises ``UnsupportedSourceType``). The keys are
     the source's own: ``--primary-keys`` is applied where tables are made (``sinks.table.prepare``), which
     falls back to these when a table lacks a given key (database sync, as Paimon)."""
+    if not source.fields:  # ({} as a row, an empty mysqlType: no table has no column)
+        raise ValueError("the message names no columns")
     fields: list[tuple[str, PaimonType]] = []
     for name, source_type in source.fields:
         if source_type is None or source.type_system is TypeSystem.STRING:

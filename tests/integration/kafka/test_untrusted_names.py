@@ -89,11 +89,6 @@ def test_a_message_naming_an_escaping_table_stops_the_job_and_nothing_leaves_the
     assert not [p for p in created if re.search(r"escaped|nul|evil|snapshots|hidden|xxxx", p)], created
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the router does not know the position: ChunkAssembler must raise UnsafeNameError.at(position, format) "
-    "where it routes (ingest/pipeline/assembler.py, another helper's file; #24 report)",
-)
 def test_the_refusal_names_the_messages_position(
     spark: Any, kafka: LocalKafka, tmp_path: Path, topic_name: str
 ) -> None:
