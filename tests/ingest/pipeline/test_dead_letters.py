@@ -172,7 +172,8 @@ def test_rows_of_a_source_that_parses_itself_are_dead_lettered_by_its_positions(
             assembler.add_events_tolerant([event], SourcePosition("mysql", 1 << 20, offset), None, {"after": row})
     batch = assembler.finish()
     assert batch is not None
-    data, letters = [], []
+    data: list[dict[str, Any]] = []
+    letters: list[dict[str, Any]] = []
     for chunk in batch.to_pylist():
         target = letters if chunk["table"] == DLQ else data
         target.extend(deserialize_batch(chunk["data"]).to_pylist() if chunk["data"] else [])
