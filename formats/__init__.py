@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from formats import aliyun, aws_dms, canal, canal_bulk, debezium, json_plain, maxwell, ogg
+from formats import aliyun, aws_dms, canal, canal_bulk, debezium, debezium_bson, json_plain, maxwell, ogg
 from formats.bulk import BulkDecoder
 from formats.events import ChangeEvent, MessageContext
 
@@ -36,6 +36,7 @@ FORMATS: dict[str, Format] = {
     for entry in (
         Format(canal.FORMAT, canal.parse, bulk_decoder=canal_bulk.CanalBulkDecoder),
         Format(debezium.FORMAT, debezium.parse),
+        Format(debezium_bson.FORMAT, debezium_bson.parse),
         Format(maxwell.FORMAT, maxwell.parse),
         Format(ogg.FORMAT, ogg.parse),
         Format(aws_dms.FORMAT, aws_dms.parse),
@@ -45,7 +46,7 @@ FORMATS: dict[str, Format] = {
 }
 
 # Formats Paimon's Kafka actions accept that a later release of lakecdc will parse.
-PLANNED_FORMATS = ("debezium-avro", "debezium-bson")
+PLANNED_FORMATS = ("debezium-avro",)
 
 
 def get_format(name: str) -> Format:

@@ -24,6 +24,7 @@ CTX = MessageContext(SourcePosition("cdc", 3, 42))
 FOLDERS = {
     "canal-json": "canal",
     "debezium-json": "debezium",
+    "debezium-bson": "debezium-bson",
     "maxwell-json": "maxwell",
     "ogg-json": "ogg",
     "aws-dms-json": "aws-dms",
@@ -55,6 +56,18 @@ MALFORMED: dict[str, list[tuple[str, str]]] = {
         ("column-not-in-schema.json", "column 'extra' is not in the message's 'schema'"),
         ("bad-base64-decimal.json", "column 'price' (DECIMAL(10, 2)): cannot read '12.5'"),
         ("source-db-not-string.json", "field 'db' must be a str"),
+    ],
+    "debezium-bson": [
+        ("not-json.txt", "not valid JSON"),
+        ("unknown-op.json", "unknown 'op' 'x'"),
+        ("missing-op.json", "field 'op' is missing"),
+        ("insert-without-after.json", "field 'after' is missing or null in an 'op': 'c' message"),
+        ("after-not-string.json", "field 'after' must be a string of Extended JSON"),
+        ("after-not-extended-json.json", "field 'after': not valid Extended JSON"),
+        ("after-not-document.json", "field 'after': expected a document, got a list of 2 items"),
+        ("bad-oid.json", "field 'after': a malformed Extended JSON value $oid"),
+        ("delete-without-before-or-key.json", "no 'before' and no 'id' in the message key for an 'op': 'd'"),
+        ("payload-not-object.json", "'payload' must be an object"),
     ],
     "maxwell-json": [
         ("not-json.txt", "not valid JSON"),
@@ -112,6 +125,7 @@ DEFAULT_REASONS: dict[tuple[str, str], str] = {
         "debezium-json",
         "bad-base64-decimal.json",
     ): "column 'price' (DECIMAL(10, 2)): cannot read a string of 4 characters",
+    ("debezium-bson", "unknown-op.json"): "unknown 'op' a string of 1 character (expected c, r, u, d)",
     ("maxwell-json", "unknown-type.json"): "unknown 'type' a string of 7 characters",
     ("ogg-json", "unknown-op.json"): "unknown 'op_type' a string of 1 character (expected I, U or D)",
     ("ogg-json", "table-without-schema.json"): "field 'table' must be 'SCHEMA.TABLE', got a string of 5 characters",
@@ -122,7 +136,7 @@ DEFAULT_REASONS: dict[tuple[str, str], str] = {
 
 # A null value (with or without a key): refused as "no value", except where the format gives it a
 # meaning (debezium's tombstone after a delete changes no row).
-TOMBSTONE_IS_NO_CHANGE = {"debezium-json"}
+TOMBSTONE_IS_NO_CHANGE = {"debezium-json", "debezium-bson"}
 
 
 def _cases() -> list[Any]:
