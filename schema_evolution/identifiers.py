@@ -140,28 +140,29 @@ class UnsafeNameError(MalformedMessage):
         position: SourcePosition | None = None,
         fmt: str = "",
     ) -> None:
-        LakeCdcError.__init__(self, _message(kind, name, reason, source, position, fmt))
+        origin = f" (source table {shown(source)})" if source is not None else ""
+        # ``reason`` as MalformedMessage has it (a dead letter's error_message): which name, and why
+        self.reason = f"the target {kind} name {shown(name)}{origin} is refused: {reason}"
+        LakeCdcError.__init__(self, _message(self.reason, position, fmt))
         self.format = fmt
         self.position = position
-        self.reason = reason
-        self.kind, self.name, self.source = kind, name, source
+        self.kind, self.name, self.source, self.why = kind, name, source, reason
 
     def __reduce__(self) -> tuple[type[UnsafeNameError], tuple[object, ...]]:
         # Raised on executors and pickled back to the driver: rebuild from the fields, not from args.
-        return (UnsafeNameError, (self.kind, self.name, self.reason, self.source, self.position, self.format))
+        return (UnsafeNameError, (self.kind, self.name, self.why, self.source, self.position, self.format))
 
     def at(self, position: SourcePosition | None, fmt: str = "") -> UnsafeNameError:
         """The same refusal naming the message's position (and format)."""
-        return UnsafeNameError(self.kind, self.name, self.reason, self.source, position, fmt or self.format)
+        return UnsafeNameError(self.kind, self.name, self.why, self.source, position, fmt or self.format)
 
 
-def _message(kind: str, name: str, reason: str, source: str | None, position: SourcePosition | None, fmt: str) -> str:
+def _message(refusal: str, position: SourcePosition | None, fmt: str) -> str:
     where = f" at {position}" if position is not None else ""
     what = f"{fmt} message{where}: " if fmt or where else ""
-    origin = f" (source table {shown(source)})" if source is not None else ""
     return (
-        f"{what}the target {kind} name {shown(name)}{origin} is refused: {reason}. Paimon keeps each "
-        f"table in a directory named after it, so such a name could reach outside the warehouse; nothing was "
-        f"written for it. Route the source table away (--excluding-tables, or --including-tables for the "
-        f"tables you want), or let the job dead-letter such messages (--errors-tolerance all)"
+        f"{what}{refusal}. Paimon keeps each table in a directory named after it, so such a name could reach "
+        f"outside the warehouse; nothing was written for it. Route the source table away (--excluding-tables, "
+        f"or --including-tables for the tables you want), or let the job dead-letter such messages "
+        f"(--errors-tolerance all)"
     )

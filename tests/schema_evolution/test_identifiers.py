@@ -137,7 +137,11 @@ def test_unsafe_name_error_is_a_malformed_message_with_its_own_text() -> None:
     placed = error.at(SourcePosition("cdc", 2, 41), "canal-json")
     assert placed.position == SourcePosition("cdc", 2, 41) and placed.format == "canal-json"
     assert str(placed).startswith("canal-json message at topic 'cdc', partition 2, offset 41: the target table name")
-    assert placed.reason == error.reason and placed.name == error.name
+    assert placed.reason == error.reason and placed.why == error.why and placed.name == error.name
+    assert error.reason == (  # a dead letter's error_message: which name, and why
+        "the target table name '../../escaped_table' (source table 'db.../x') is refused: the name contains a path "
+        "separator"
+    )
 
 
 def test_unsafe_name_error_survives_pickling() -> None:
