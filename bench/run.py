@@ -30,7 +30,7 @@ from bench.workload import _row, messages
 from deploy.local_kafka import LocalKafka
 from deploy.local_spark_cluster import LocalSparkCluster
 from ingest.cli.settings import SyncSettings
-from ingest.job import LOCAL_DRIVER_JAVA_OPTIONS
+from ingest.spark_conf import LOCAL_DRIVER_JAVA_OPTIONS
 
 PARTITIONS = 4
 BATCH = SyncSettings.model_fields["max_offsets_per_trigger"].default  # messages per micro-batch

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from formats import mysql_values
+from ingest import logs
+from ingest.durations import interval_ms
 from ingest.kafka.job_source import KafkaSource
 from ingest.mysql.job_source import MySqlSource
 from ingest.paimon.source import PaimonDataSource
@@ -23,10 +25,12 @@ from ingest.pipeline.assembler import ParseSpec
 from ingest.pipeline.dead_letters import parse_binlog_skips, parse_skip_offsets
 from ingest.pipeline.routing import TableRouter
 from ingest.source import Source, SourceKind, SourceSettings
+from ingest.spark_conf import session_conf, submitted_conf
 from ingest.streaming.checkpoint import SPARK_DIR, CheckpointGuard, SparkProgress
 from ingest.streaming.dead_letter_table import DeadLetterTable
 from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor, configure_session
 from ingest.streaming.progress import JobProgress
+from ingest.streaming.stopping import GracefulStop, stop_timeout
 from ingest.workers.warmup import start_warming
 from schema_evolution.errors import LakeCdcError, TransientError
 from schema_evolution.payloads import enable_previews
@@ -67,6 +71,7 @@ class JobFailed(LakeCdcError):
 class JobResult:
     stats: BatchStats
     seconds: float
+    stopped: bool = False  # by SIGTERM / SIGINT
 
     @property
     def events_per_second(self) -> float:
@@ -101,15 +106,16 @@ def commit_user(checkpoint: str) -> str:
 
 
 def lease_settings() -> tuple[float, bool]:
-    """``LAKECDC_LEASE_SECONDS`` (how long a crashed job's leases block a new one, default 60) and
+    """``LAKECDC_LEASE_SECONDS`` (how long a crashed job's leases block a new one, default 60; a number of
+    seconds or a duration, ``2 min``) and
     ``LAKECDC_FORCE_LEASE`` (take leases over even from a live holder)."""
     text = os.environ.get("LAKECDC_LEASE_SECONDS", str(DEFAULT_TTL))
     try:
-        seconds = float(text)
+        seconds = interval_ms(text) / 1000  # the one duration parser: 90, 90s, 2 min
     except ValueError:
         seconds = float("nan")
     if not seconds >= 1:  # NaN too
-        raise JobFailed(f"LAKECDC_LEASE_SECONDS={text}: give a number of seconds, at least 1")
+        raise JobFailed(f"LAKECDC_LEASE_SECONDS={text}: give a number of seconds, at least 1 (or a duration: 2 min)")
     force = os.environ.get("LAKECDC_FORCE_LEASE", "").strip().lower() in ("1", "true", "yes")
     if force:
         log.warning("LAKECDC_FORCE_LEASE: taking over leases of other jobs; two live jobs corrupt data")
@@ -132,18 +138,6 @@ def checkpoint_guard(settings: SyncSettings, checkpoint: str, user: str, fence: 
     return guard
 
 
-# The local-mode driver JVM is the executor too, and it only moves chunks (large binary values)
-# between Python workers and its cache (~100 MiB live), bench/README.md:
-# - C1 only: C2's optimising compiler spent 19 s of CPU per 1M-message run on the two cores the
-#   Python workers need (C1 only: start-up -3 s, steady state -12%).
-# - The serial collector from a 64 MiB heap with a 64 MiB young generation: G1 grew the heap to
-#   580-650 MiB committed (JDK 17 starts it at 1/64 of RAM and rarely gives memory back), serial keeps
-#   it near the live set: the JVM held ~600 MiB instead of 770-1040 MiB, the 1M-message command as fast.
-# - MetaspaceSize: Spark loads ~135 MiB of classes; the default 21 MiB threshold ran four full
-#   collections during start-up.
-LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms64m -Xmn64m -XX:MetaspaceSize=160m"
-
-
 def source_for(settings: SyncSettings, checkpoint: str) -> Source:
     """The job's source, picked once from the action."""
     return SOURCES[settings.action.source](settings, checkpoint)
@@ -155,24 +149,9 @@ def spark_session(settings: SyncSettings, source: Source) -> Any:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    conf = dict(settings.spark_conf)
+    # spark-submit's and spark-defaults.conf's master and confs win over lakecdc's local defaults
+    conf = session_conf(settings.spark_conf, logs.is_verbose(), submitted_conf())
     builder = SparkSession.builder.appName(f"lakecdc {settings.job_name}")
-    if "spark.master" not in conf and not os.environ.get("SPARK_HOME_SUBMITTED"):
-        conf.setdefault("spark.master", os.environ.get("LAKECDC_SPARK_MASTER", "local[*]"))
-    if conf.get("spark.master", "").startswith("local"):
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        conf.setdefault("spark.driver.host", "127.0.0.1")
-        conf.setdefault("spark.driver.bindAddress", "127.0.0.1")
-        conf.setdefault("spark.ui.enabled", "false")
-        # A user's own driver options replace this default.
-        conf.setdefault("spark.driver.extraJavaOptions", LOCAL_DRIVER_JAVA_OPTIONS)
-    # glibc gives each thread that allocates its own heap arena (up to 8 per core), and a Python
-    # worker's arenas keep what librdkafka's and Arrow's threads freed between tasks: two arenas kept
-    # the bench command's busiest workers ~20-60 MiB smaller at its peak (bench/README.md).
-    conf.setdefault("spark.executorEnv.MALLOC_ARENA_MAX", "2")
-    conf.setdefault("spark.sql.shuffle.partitions", str(max(os.cpu_count() or 2, 2)))
-    conf.setdefault("spark.ui.showConsoleProgress", "false")
-    conf.setdefault("spark.sql.streaming.stopGracefullyOnShutdown", "true")
     for k, v in conf.items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
@@ -281,6 +260,10 @@ def run(settings: SyncSettings) -> JobResult:
 def _run(
     settings: SyncSettings, checkpoint: str, user: str, guard: CheckpointGuard, progress: JobProgress
 ) -> JobResult:
+    try:
+        timeout = stop_timeout()
+    except ValueError as exc:
+        raise JobFailed(str(exc)) from None
     source = source_for(settings, checkpoint)
     try:
         source.check_startup()  # before Spark starts, as Paimon checks before Flink's job (#29)
@@ -331,17 +314,19 @@ def _run(
         available_now=bounded,
     )
     started = time.monotonic()
-    query = writer.start()
+    # SIGTERM / SIGINT: stop after the batch in flight commits (ingest.streaming.stopping)
+    stopping = GracefulStop(processor.gate, timeout)
+    stopping.install()
     try:
-        query.awaitTermination()
+        query = writer.start()
+        stopping.watch(query)
+        stopping.wait(query)
     except Exception as exc:
         raise job_failure(processor.failure, exc) from None
-    except KeyboardInterrupt:
-        log.info("stopping on interrupt")
-        query.stop()
     finally:
+        stopping.restore()
         elapsed = time.monotonic() - started
-    return JobResult(processor.stats, elapsed)
+    return JobResult(processor.stats, elapsed, stopped=stopping.requested.is_set())
 
 
 def job_failure(failure: BaseException | None, exc: BaseException) -> JobFailed:

@@ -25,6 +25,7 @@ from ingest.pipeline.dead_letters import DeadLetterLimit
 from ingest.streaming.checkpoint import CheckpointGuard
 from ingest.streaming.dead_letter_table import DeadLetterTable
 from ingest.streaming.maintenance import StreamMaintenance
+from ingest.streaming.stopping import BatchGate
 from ingest.streaming.write_task import write_task
 from schema_evolution.payloads import ddl_fields
 from sinks.layout import RecordSchema
@@ -114,10 +115,13 @@ class MicroBatchProcessor:
         self.failure: BaseException | None = None
         # Called after each committed batch: (plan, durations, compactions so far); ingest.streaming.progress
         self.on_committed: Callable[[BatchPlan, dict[str, float], int], None] | None = None
+        # Held while a batch is processed; closed when the job stops (ingest.streaming.stopping)
+        self.gate = BatchGate()
 
     def __call__(self, df: Any, batch_id: int) -> None:
         try:
-            self._process(df, batch_id)
+            with self.gate.batch(batch_id):
+                self._process(df, batch_id)
         except BaseException as exc:
             self.failure = exc
             raise
