@@ -8,8 +8,9 @@ options are accepted with ``_`` or ``-`` (``--primary_keys`` and ``--primary-key
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import structlog
@@ -23,6 +24,8 @@ from ingest.cli.secrets import resolve_conf
 from ingest.source import Action, SourceKind
 
 SYNC_ACTIONS = tuple(action.value for action in Action)
+VERBOSE = ("-v", "--verbose")
+VERBOSE_HELP = "a failure with its Python and Java traces, and Spark's task errors in the log"
 BOOLEAN = ["true", "false"]
 
 
@@ -88,6 +91,7 @@ def _add_sync_parser(sub: Any, action: Action) -> None:
     _opt(p, "available-now", default=None, choices=BOOLEAN, help="true: process what is there now, then stop")
     _opt(p, "log-payloads", default=None, choices=BOOLEAN, help="true: message values in error texts, DDL in logs")
     _opt(p, "spark-conf", action="append", help="Spark configuration key=value (repeatable)")
+    _opt(p, "config", default=None, help="a YAML or TOML file of these options (the command line, then LAKECDC_*, win)")
     _opt(p, "metrics-port", type=int, default=None, help="serve Prometheus metrics on this port (0: a free one)")
     _opt(p, "metrics-host", default=None, help="address the metrics port binds to (default 127.0.0.1)")
     _add_bad_input_options(p)
@@ -180,11 +184,16 @@ def build_parser() -> argparse.ArgumentParser:
     _opt(s, "catalog-conf", action="append", help="Paimon catalog option key=value (repeatable)")
     _opt(s, "kafka-conf", action="append", help="Kafka options (properties.bootstrap.servers=...): show the lag")
     _opt(s, "output", choices=["text", "json"], default="text", help="output format")
+    for action_parser in {id(p): p for p in sub.choices.values()}.values():
+        action_parser.add_argument(*VERBOSE, dest="verbose", action="store_true", help=VERBOSE_HELP)
     return parser
 
 
-def _require(args: argparse.Namespace, action: str, catalog_conf: dict[str, str]) -> None:
-    """Paimon's required arguments, with its message (``Argument 'x' is required. ...``)."""
+def _require(
+    args: argparse.Namespace, action: str, catalog_conf: dict[str, str], present: Collection[str] = ()
+) -> None:
+    """Paimon's required arguments, with its message (``Argument 'x' is required. ...``); ``present``:
+    the settings a configuration file or the environment gives."""
     paimon = action.replace("-", "_")
     needed = ["database"]
     if hasattr(args, "table") and action not in maintenance_cli.TABLE_OPTIONAL:
@@ -194,34 +203,40 @@ def _require(args: argparse.Namespace, action: str, catalog_conf: dict[str, str]
         if hasattr(args, conf):
             needed.append(conf)
     for name in needed:
-        if not getattr(args, name):
+        if not getattr(args, name) and name not in present:
             raise ValueError(
                 f"--{name.replace('_', '-')} is required (Paimon: Argument '{name}' is required. "
                 f"Run '{paimon} --help' for more information.)"
             )
-    if not args.warehouse and "warehouse" not in catalog_conf:
+    if not args.warehouse and "warehouse" not in catalog_conf and "warehouse" not in present:
         raise ValueError("--warehouse (or --catalog-conf warehouse=...) is required")
 
 
 def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, Normalised | None]:
     """A command line, read by Paimon's rules (``ingest.cli.paimon_args``) then by argparse."""
     parser = build_parser()
-    out = list(argv)
+    out = ["--verbose" if arg == "-v" else arg for arg in argv]  # -v: Paimon's rules read --name only
     normalised = None
     if out and not out[0].startswith("-"):
         out[0] = action_name(out[0])
         if out[0] in ALL:
             normalised = normalise(out[0], out[1:])
             out = [out[0], *normalised.argv]
-    return parser.parse_args(out), normalised
+    args = parser.parse_args(out)
+    # The options the command line gives (the rest may come from the environment or --config's file)
+    args.given = frozenset(a.lstrip("-").split("=")[0].replace("-", "_") for a in out[1:] if a.startswith("--"))
+    return args, normalised
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
+    from ingest.cli import config_file
     from ingest.cli.settings import SyncSettings
 
     action = Action(args.action)
     catalog_conf = _kv(args.catalog_conf, "catalog-conf")
-    _require(args, action.value, catalog_conf)
+    file_values = config_file.load(args.config, SyncSettings.model_fields) if getattr(args, "config", None) else {}
+    from_env = {name for name in SyncSettings.model_fields if f"LAKECDC_{name.upper()}" in os.environ}
+    _require(args, action.value, catalog_conf, {*file_values, *from_env})
     values: dict[str, Any] = {
         "action": action,
         "warehouse": catalog_conf.get("warehouse", args.warehouse),
@@ -275,7 +290,18 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     for name in ("metrics_port", "metrics_host"):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
-    return SyncSettings(**values)
+    given = getattr(args, "given", None)
+    if given is not None:  # only what the command line gives beats the environment and the file
+        kept = {"action", *given, *(f for f, dest in CLI_DESTS.items() if dest in given)}
+        if "warehouse" in catalog_conf:
+            kept.add("warehouse")
+        values = {k: v for k, v in values.items() if k in kept}
+    with config_file.values(file_values):
+        return SyncSettings(**values)
+
+
+# Settings whose command-line option is named differently.
+CLI_DESTS = {"computed_columns": "computed_column", "metadata_columns": "metadata_column"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -288,6 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.action is None:
         build_parser().print_help()
         return 2
+    if args.verbose:
+        logs.configure(verbose=True)
     if normalised is not None:
         log = structlog.get_logger("lakecdc")
         if normalised.no_effect:
@@ -325,21 +353,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         structlog.get_logger("lakecdc").warning(
             "accepted for compatibility with Paimon; no effect in lakecdc", options=settings.no_effect_options
         )
-    from ingest.job import JobFailed, run
+    from ingest.job import JobFailed, root_cause, run
 
+    log = structlog.get_logger("lakecdc")
     try:
         result = run(settings)
     except JobFailed as exc:
-        print(logs.redact_text(f"lakecdc: job failed: {exc}"), file=sys.stderr)
-        return 1
+        return _failed(log, str(exc), exc.terminal)
+    except Exception as exc:  # not ours: its text (the trace with -v)
+        return _failed(log, f"{type(exc).__name__}: {root_cause(exc)}", True)
     s = result.stats
+    log.info(
+        "job stopped on a signal" if result.stopped else "job finished",
+        change_events=s.events,
+        rows=s.rows,
+        batches=s.batches,
+        seconds=round(result.seconds, 1),
+        events_per_second=round(result.events_per_second),
+        commits=s.commits,
+        replayed_commits_skipped=s.skipped_commits,
+        dead_letters=s.dead_letters,
+    )
     print(
         f"lakecdc: {s.events} change events ({s.rows} rows with -U/+U pairs) in {s.batches} micro-batches, "
         f"{result.seconds:.1f} s, {result.events_per_second:,.0f} events/s; "
         f"{s.commits} commits, {s.skipped_commits} replayed commits skipped"
         + (f"; {s.dead_letters} dead letters" if s.dead_letters else "")
+        + ("; stopped on a signal after its last micro-batch committed" if result.stopped else "")
     )
     return 0
+
+
+def _failed(log: Any, message: str, terminal: bool) -> int:
+    """The fatal error: a log event (with the trace under -v), then the CLI's last line."""
+    log.error("job failed", error=message, terminal=terminal, exc_info=logs.is_verbose())
+    print(logs.redact_text(f"lakecdc: job failed: {message}"), file=sys.stderr)
+    return 1
 
 
 def _query(args: argparse.Namespace) -> int:

@@ -283,6 +283,25 @@ ACTION_OPTIONS: tuple[ActionOption, ...] = (
         paimon=False,
     ),
     _o(
+        "config",
+        SYNC,
+        H,
+        "a YAML or TOML file of the job's options; the command line, then LAKECDC_* variables, win "
+        "(README: Configuration files)",
+        "job.yaml",
+        paimon=False,
+    ),
+    _o(
+        "verbose",
+        ALL,
+        H,
+        "(or -v) a failure with its Python and Java traces, and Spark's task errors in the log (default: "
+        "lakecdc's own error as the last line)",
+        None,
+        kind=Kind.FLAG,
+        paimon=False,
+    ),
+    _o(
         "spark-conf",
         SYNC,
         H,

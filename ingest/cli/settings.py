@@ -7,9 +7,10 @@ import re
 from typing import Literal
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from ingest import logs
+from ingest.cli import config_file
 from ingest.cli.paimon_conf import CATALOG_OPTIONS, TABLE_CONF_OPTIONS
 from ingest.cli.secrets import SecretEnvironment, resolve_conf
 from ingest.durations import spark_interval
@@ -83,6 +84,18 @@ class SyncSettings(BaseSettings):
     metrics_host: str = Field("127.0.0.1", description="address the metrics port binds to")
     # Source option keys accepted with no effect (logged once when the job starts).
     _no_effect: list[str] = PrivateAttr(default_factory=list)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The command line, then LAKECDC_* variables, then --config's file (ingest.cli.config_file).
+        return init_settings, env_settings, dotenv_settings, file_secret_settings, config_file.file_source(settings_cls)
 
     @field_validator("trigger_interval")
     @classmethod
