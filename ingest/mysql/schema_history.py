@@ -28,6 +28,7 @@ from ingest.mysql.client import (
 from schema_evolution.ddl_targets import ddl_targets
 from schema_evolution.mysql_ddl import apply_ddl
 from schema_evolution.mysql_tables import Catalog, Changes, DdlError, TableDef
+from schema_evolution.payloads import ddl_fields, previews_enabled
 from sinks.local_files import write_atomically
 
 log = structlog.get_logger(__name__)
@@ -100,7 +101,7 @@ def follow_ddl(
             log.debug("DDL outside the captured databases skipped", binlog=list(position), tables=targets.tables)
         return {}
     if tuple(position) in skip:
-        log.warning("DDL skipped as scan.schema-history.skip-ddl asks", binlog=list(position), ddl=text[:300])
+        log.warning("DDL skipped as scan.schema-history.skip-ddl asks", binlog=list(position), **ddl_fields(text))
         return {}
     try:
         changes = apply_ddl(definitions, text, default_db)
@@ -120,8 +121,12 @@ def follow_ddl(
 def unfollowed_ddl(position: Position, text: str, reason: DdlError) -> MySqlSourceError:
     """The stop at a captured table's DDL the schema history cannot follow, with the ways forward."""
     where = f"{position[0]}:{position[1]}"
-    statement = " ".join(text.split())
-    statement = statement if len(statement) <= 300 else statement[:300] + " …"
+    if previews_enabled():  # --log-payloads: the statement itself
+        statement = " ".join(text.split())
+        statement = statement if len(statement) <= 300 else statement[:300] + " …"
+    else:
+        fields = ddl_fields(text)
+        statement = f"a statement of {fields['ddl_chars']} characters ({fields['ddl_kind']}; --log-payloads shows it)"
     return MySqlSourceError(
         f"binlog {where}: the schema history cannot follow this DDL of a captured table ({reason}): "
         f"{statement}\nThe server's row events do not name their columns (binlog_row_metadata is not FULL), "

@@ -9,6 +9,7 @@ import pytest
 from ingest.mysql.options import skip_ddl_positions
 from ingest.mysql.schema_history import follow_ddl, unfollowed_ddl
 from schema_evolution.mysql_tables import Column, DdlError, TableDef
+from schema_evolution.payloads import previews
 
 PARTITIONED = "CREATE TABLE {name} (id INT PRIMARY KEY, v INT) PARTITION BY HASH(id) PARTITIONS 4"
 T = TableDef((Column("id", "int", False), Column("v", "int")), ("id",))
@@ -50,7 +51,11 @@ def test_the_stop_names_position_statement_and_ways_forward() -> None:
     text = "ALTER TABLE t PARTITION BY HASH(id)\n   PARTITIONS 4 " + "x" * 400
     message = str(unfollowed_ddl(AT, text, DdlError("cannot parse")))
     assert "binlog mysql-bin.000002:1234" in message
-    assert "ALTER TABLE t PARTITION BY HASH(id) PARTITIONS 4 xxx" in message and "…" in message
+    assert f"a statement of {len(text)} characters (ALTER TABLE; --log-payloads shows it)" in message  # no DDL
+    assert "PARTITION" not in message
+    with previews(True):
+        shown = str(unfollowed_ddl(AT, text, DdlError("cannot parse")))
+    assert "ALTER TABLE t PARTITION BY HASH(id) PARTITIONS 4 xxx" in shown and "…" in shown
     assert "scan.schema-history.skip-ddl=mysql-bin.000002:1234" in message
     assert "--excluding-tables" in message and "binlog_row_metadata=FULL" in message
     assert len(message) < 1200

@@ -92,7 +92,9 @@ def test_unparseable_ddl_of_a_captured_table_stops_with_its_position(
     with pytest.raises(JobFailed) as failed:
         run(_settings(server, tmp_path, "f6b"))
     message = str(failed.value)
-    assert "PARTITION BY HASH(id) PARTITIONS 4" in message and "binlog_row_metadata" in message
+    # the statement's kind and length, not its text (--log-payloads shows it)
+    assert "(ALTER TABLE; --log-payloads shows it)" in message and "PARTITION BY" not in message
+    assert "binlog_row_metadata" in message
     found = re.search(r"scan\.schema-history\.skip-ddl=(\S+?:\d+)", message)
     assert found is not None, message
     # The statement changed no column: passed over at its position, the job goes on.
