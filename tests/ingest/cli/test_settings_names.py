@@ -4,6 +4,7 @@ name directories there and in the default checkpoint's path (schema_evolution.id
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -18,8 +19,8 @@ KAFKA = {"properties.bootstrap.servers": "localhost:9092", "topic": "t", "value.
     [("database", "../x"), ("database", "a.b"), ("database", ""), ("table", "../../x"), ("table", "t$ro")],
 )
 def test_unsafe_target_names_are_refused_naming_the_option(tmp_path: Path, option: str, value: str) -> None:
-    values = {"action": "kafka-sync-table", "warehouse": str(tmp_path), "database": "ods", "table": "t"}
-    with pytest.raises(ValidationError, match=f"--{option}: {option if option == 'table' else 'database'} name"):
+    values: dict[str, Any] = {"action": "kafka-sync-table", "warehouse": str(tmp_path), "database": "ods", "table": "t"}
+    with pytest.raises(ValidationError, match=f"--{option}: {option} name"):
         SyncSettings(**{**values, option: value, "kafka_conf": KAFKA})
     assert list(tmp_path.iterdir()) == []
 
