@@ -34,8 +34,9 @@ from pathlib import Path
 LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms64m -Xmn64m -XX:MetaspaceSize=160m"
 
 # The local driver's log4j profile: warnings and errors only, and without the loggers that print a
-# failed task's whole Java and Python trace (three times: the task, its task set, the query). lakecdc
-# reports the cause itself; ``-v`` keeps those loggers at WARN.
+# failed task's whole Java and Python trace (three times: the task, its task set, the query), or, as the
+# JVM stops after a failure, traces of tasks it can no longer schedule. lakecdc reports the cause itself;
+# ``-v`` keeps those loggers at WARN.
 LOG4J2_PROPERTIES = """\
 rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
@@ -48,7 +49,7 @@ logger.jetty.name = org.sparkproject.jetty
 logger.jetty.level = error
 logger.task.name = org.apache.spark.executor.Executor
 logger.task.level = {task_errors}
-logger.taskset.name = org.apache.spark.scheduler.TaskSetManager
+logger.taskset.name = org.apache.spark.scheduler
 logger.taskset.level = {task_errors}
 logger.streaming.name = org.apache.spark.sql.execution.streaming
 logger.streaming.level = {task_errors}
