@@ -355,11 +355,15 @@ _OUR_ERROR = re.compile(
 )
 
 
+_SQLSTATES = re.compile(r"(?:\s*SQLSTATE: \w+)+\s*$")
+
+
 def root_cause(exc: BaseException) -> str:
     """The first lakecdc error in a Spark exception's text (which embeds Python tracebacks)."""
     text = str(exc)
     m = _OUR_ERROR.search(text)
     if m is not None:
-        return f"{m.group(1)}: {m.group(2).strip()}"
+        # Spark appends its error classes' SQLSTATEs to the embedded Python text; they say nothing here
+        return f"{m.group(1)}: {_SQLSTATES.sub('', m.group(2)).strip()}"
     lines = [ln for ln in text.splitlines() if ln.strip()]
     return lines[0] if lines else type(exc).__name__

@@ -27,3 +27,12 @@ def test_executor_side_errors_are_read_from_spark_text() -> None:
     text = "Job aborted.\nformats.errors.MalformedMessage: malformed canal-json message\n\n"
     failed = job_failure(None, RuntimeError(text))
     assert failed.terminal and str(failed) == "MalformedMessage: malformed canal-json message"
+
+
+def test_sparks_sqlstates_after_the_python_text_are_dropped() -> None:
+    text = (
+        "[STREAM_FAILED] Query terminated.\ningest.mysql.client.MySqlSourceError: cannot connect to MySQL at "
+        "127.0.0.1:3306 as 'root': Access denied. Check --mysql-conf password.\n SQLSTATE: 38000 SQLSTATE: XXKST"
+    )
+    failed = job_failure(None, RuntimeError(text))
+    assert str(failed).endswith("Check --mysql-conf password.") and "SQLSTATE" not in str(failed)
