@@ -18,7 +18,8 @@ from typing import Any
 import pyarrow as pa
 
 from ingest.kafka.source import READER_DEFAULTS
-from ingest.pipeline.assembler import ParseSpec, assemble
+from ingest.pipeline.parse_spec import ParseSpec
+from ingest.pipeline.partition_stream import assemble
 from ingest.pipeline.routing import TableRouter
 from schema_evolution.arrow_types import to_arrow
 from sinks.layout import RecordSchema

@@ -21,8 +21,8 @@ from ingest.durations import interval_ms
 from ingest.kafka.job_source import KafkaSource
 from ingest.mysql.job_source import MySqlSource
 from ingest.paimon.source import PaimonDataSource
-from ingest.pipeline.assembler import ParseSpec
 from ingest.pipeline.dead_letters import parse_binlog_skips, parse_skip_offsets
+from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
 from ingest.source import Source, SourceKind, SourceSettings
 from ingest.spark_conf import session_conf, submitted_conf

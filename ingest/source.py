@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from pyspark.sql.datasource import DataSource
 
-    from ingest.pipeline.assembler import ParseSpec
+    from ingest.pipeline.parse_spec import ParseSpec
 
 
 class SourceKind(enum.StrEnum):

@@ -20,7 +20,7 @@ from ingest.kafka.source import KafkaCdcDataSource, KafkaSourceSpec
 from ingest.source import MarksHook, SourceSettings
 
 if TYPE_CHECKING:
-    from ingest.pipeline.assembler import ParseSpec
+    from ingest.pipeline.parse_spec import ParseSpec
 
 
 class KafkaSource:

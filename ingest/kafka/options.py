@@ -17,21 +17,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 
 from formats import FORMATS, PLANNED_FORMATS
 from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, one_of, regex, whole_number
+from ingest.kafka.java_client import (
+    JAAS_MODULES,
+    JAVA_CLASSES,
+    OAUTH_HINT,
+    PEM_PROPERTIES,
+    TRUSTSTORE_HINT,
+    check_login_and_stores,
+    translate_jaas,
+)
 from ingest.kafka.startup import STARTUP_MODES, StartupMode, parse_specific_offsets
 from ingest.logs import is_secret_name
 
 H, N, R = Treatment.HONOURED, Treatment.NO_EFFECT, Treatment.REFUSED
-
-# Java's PEM-in-a-property keys and librdkafka's names for them.
-_PEM_PROPERTIES = {
-    "ssl.keystore.key": "ssl.key.pem",
-    "ssl.keystore.certificate.chain": "ssl.certificate.pem",
-    "ssl.truststore.certificates": "ssl.ca.pem",
-}
 
 # Kafka's OffsetResetStrategy, as Paimon lists it, then librdkafka's own names for the same three.
 OFFSET_RESETS = ("latest", "earliest", "none")
@@ -82,20 +83,6 @@ def _pkcs12(value: str) -> str | None:
         "JKS keystore to PEM and give properties.ssl.certificate.location and properties.ssl.key.location"
     )
 
-
-_JAVA_CLASSES = "names Java classes, which librdkafka cannot load"
-_TRUSTSTORE = (
-    "a Java trust store, which librdkafka does not read: give the CA certificates as a PEM file in "
-    "properties.ssl.ca.location (from JKS: keytool -exportcert -rfc -keystore truststore.jks -alias CARoot "
-    "-file ca.pem; from PKCS12: openssl pkcs12 -in truststore.p12 -nokeys -out ca.pem)"
-)
-_JAAS_MODULES = (
-    "PlainLoginModule, ScramLoginModule (username, password) or Krb5LoginModule (useKeyTab, keyTab, principal)"
-)
-_OAUTH = (
-    "for OAUTHBEARER give properties.sasl.oauthbearer.method=oidc with properties.sasl.oauthbearer.client.id, "
-    "properties.sasl.oauthbearer.client.secret and properties.sasl.oauthbearer.token.endpoint.url"
-)
 
 KAFKA_OPTIONS = OptionTable(
     "--kafka-conf",
@@ -194,10 +181,10 @@ KAFKA_OPTIONS = OptionTable(
         ConfOption(
             "properties.sasl.jaas.config",
             H,
-            f"Java JAAS configuration, translated: {_JAAS_MODULES} become librdkafka's properties.sasl.username "
+            f"Java JAAS configuration, translated: {JAAS_MODULES} become librdkafka's properties.sasl.username "
             "and properties.sasl.password (properties.sasl.mechanism PLAIN by default for PlainLoginModule, "
             "SCRAM-SHA-256 or -512 to be given for ScramLoginModule), or sasl.kerberos.keytab and "
-            "sasl.kerberos.principal; other login modules are refused (" + _OAUTH + ")",
+            "sasl.kerberos.principal; other login modules are refused (" + OAUTH_HINT + ")",
             'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";',
         ),
         ConfOption("properties.sasl.mechanism", H, "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI, OAUTHBEARER", "PLAIN"),
@@ -223,11 +210,11 @@ KAFKA_OPTIONS = OptionTable(
         ConfOption("properties.ssl.key.password", H, "the private key's password", "changeit"),
         *(
             ConfOption(f"properties.{java}", H, f"PEM text in the property, translated to librdkafka's {pem}", "-----")
-            for java, pem in _PEM_PROPERTIES.items()
+            for java, pem in PEM_PROPERTIES.items()
         ),
-        ConfOption("properties.ssl.truststore.location", R, _TRUSTSTORE, "/etc/kafka/truststore.jks"),
-        ConfOption("properties.ssl.truststore.password", R, f"the password of {_TRUSTSTORE}", "changeit"),
-        ConfOption("properties.ssl.truststore.type", R, f"the type of {_TRUSTSTORE}", "JKS"),
+        ConfOption("properties.ssl.truststore.location", R, TRUSTSTORE_HINT, "/etc/kafka/truststore.jks"),
+        ConfOption("properties.ssl.truststore.password", R, f"the password of {TRUSTSTORE_HINT}", "changeit"),
+        ConfOption("properties.ssl.truststore.type", R, f"the type of {TRUSTSTORE_HINT}", "JKS"),
         *(
             ConfOption(f"properties.{key}", N, "tunes Java's TLS implementation; librdkafka uses OpenSSL's", example)
             for key, example in (
@@ -251,16 +238,16 @@ KAFKA_OPTIONS = OptionTable(
             "500",
         ),
         ConfOption(
-            "properties.sasl.login.callback.handler.class", R, f"{_JAVA_CLASSES}; {_OAUTH}", "org.example.Handler"
+            "properties.sasl.login.callback.handler.class", R, f"{JAVA_CLASSES}; {OAUTH_HINT}", "org.example.Handler"
         ),
         ConfOption(
-            "properties.sasl.client.callback.handler.class", R, f"{_JAVA_CLASSES}; {_OAUTH}", "org.example.Handler"
+            "properties.sasl.client.callback.handler.class", R, f"{JAVA_CLASSES}; {OAUTH_HINT}", "org.example.Handler"
         ),
-        ConfOption("properties.sasl.login.class", R, f"{_JAVA_CLASSES}; {_OAUTH}", "org.example.Login"),
+        ConfOption("properties.sasl.login.class", R, f"{JAVA_CLASSES}; {OAUTH_HINT}", "org.example.Login"),
         ConfOption(
             "properties.interceptor.classes",
             R,
-            f"{_JAVA_CLASSES}, and an interceptor may change the records read",
+            f"{JAVA_CLASSES}, and an interceptor may change the records read",
             "org.example.Interceptor",
         ),
         ConfOption(
@@ -426,94 +413,8 @@ def check_java_properties(conf: Mapping[str, str]) -> None:
     for key in conf:
         option = KAFKA_OPTIONS.lookup(key)
         if re.search(r"\.class(es)?$", key) and option is not None and option.key == "properties.*":
-            raise ValueError(f"--kafka-conf {key} is refused: {_JAVA_CLASSES}")
-    if "properties.sasl.jaas.config" in conf:
-        translate_jaas(conf)
-    if "properties.ssl.truststore.location" in conf:
-        path = conf["properties.ssl.truststore.location"]
-        raise ValueError(
-            f"--kafka-conf properties.ssl.truststore.location is refused: {_store_kind(path)}{_TRUSTSTORE}"
-        )
-    keystore = conf.get("properties.ssl.keystore.location", "").strip()
-    if keystore and _store_kind(keystore).startswith("a JKS"):
-        raise ValueError(
-            f"--kafka-conf properties.ssl.keystore.location is refused: {keystore} is a JKS key store, which "
-            "librdkafka does not read: convert it to PKCS#12 (keytool -importkeystore -srckeystore client.jks "
-            "-destkeystore client.p12 -deststoretype PKCS12) or give PEM files as properties.ssl.certificate.location "
-            "and properties.ssl.key.location"
-        )
-
-
-def _store_kind(path: str) -> str:
-    """What a key or trust store file is, from its first bytes ("" when it cannot be read)."""
-    try:
-        with open(Path(path.strip()), "rb") as f:
-            head = f.read(11)
-    except OSError:
-        return ""
-    if head[:4] in (b"\xfe\xed\xfe\xed", b"\xce\xce\xce\xce"):
-        return f"a JKS file ({path.strip()}): "
-    if head.startswith(b"-----BEGIN"):
-        return f"a PEM file ({path.strip()}): "
-    return f"a PKCS12 file ({path.strip()}): " if head[:1] == b"\x30" else ""
-
-
-# A JAAS entry: LoginModuleClass flag key=value ...; values quoted ("...") or bare.
-_JAAS = re.compile(r"\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\b(.*)", re.S)
-_JAAS_OPTION = re.compile(r'\s*([\w.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s;"]+)')
-_PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
-_SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
-_KERBEROS = "com.sun.security.auth.module.Krb5LoginModule"
-
-
-def translate_jaas(conf: Mapping[str, str]) -> dict[str, str]:
-    """``properties.sasl.jaas.config`` as librdkafka properties (no prefix); ``ValueError`` naming the
-    key and the login module, never the value, when there is no translation."""
-    where = "--kafka-conf properties.sasl.jaas.config"
-    hint = (
-        f"give properties.sasl.username and properties.sasl.password (PLAIN, SCRAM) with properties.sasl.mechanism "
-        f"instead; {_OAUTH}"
-    )
-    match = _JAAS.fullmatch(conf["properties.sasl.jaas.config"])
-    options: dict[str, str] = {}
-    rest = match.group(3).strip() if match else ""
-    while match and rest and rest != ";":
-        option = _JAAS_OPTION.match(rest)
-        if option is None:
-            raise ValueError(f"{where} is refused: not a JAAS entry 'LoginModule required key=\"value\" ...;'; {hint}")
-        value = option.group(2)
-        options[option.group(1)] = value[1:-1].replace('\\"', '"') if value.startswith('"') else value
-        rest = rest[option.end() :].strip()
-    if match is None:
-        raise ValueError(f"{where} is refused: not a JAAS entry 'LoginModule required key=\"value\" ...;'; {hint}")
-    module = match.group(1)
-    mechanism = conf.get("properties.sasl.mechanism", "").strip().upper()
-    clash = sorted(k for k in ("properties.sasl.username", "properties.sasl.password") if k in conf)
-    if clash:
-        raise ValueError(f"{where} is refused together with {', '.join(clash)}: give one or the other")
-    if module in (_PLAIN, _SCRAM):
-        scram = module == _SCRAM
-        if not {"username", "password"} <= set(options):
-            raise ValueError(f"{where} is refused: {module} needs username and password")
-        if scram and mechanism not in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
-            raise ValueError(
-                f"{where}: ScramLoginModule needs properties.sasl.mechanism=SCRAM-SHA-256 or SCRAM-SHA-512"
-            )
-        if not scram and mechanism not in ("", "PLAIN"):
-            raise ValueError(f"{where}: PlainLoginModule needs properties.sasl.mechanism=PLAIN")
-        out = {"sasl.username": options["username"], "sasl.password": options["password"]}
-        return out if mechanism else {**out, "sasl.mechanism": "PLAIN"}
-    if module == _KERBEROS:
-        if options.get("useKeyTab", "").lower() != "true" or not {"keyTab", "principal"} <= set(options):
-            raise ValueError(
-                f"{where} is refused: librdkafka logs in to Kerberos with a keytab: give useKeyTab=true keyTab=... "
-                "principal=..., or properties.sasl.kerberos.keytab and properties.sasl.kerberos.principal"
-            )
-        if mechanism not in ("", "GSSAPI"):
-            raise ValueError(f"{where}: Krb5LoginModule needs properties.sasl.mechanism=GSSAPI")
-        return {"sasl.kerberos.keytab": options["keyTab"], "sasl.kerberos.principal": options["principal"]}
-    named = f"login module {module}" if "." in module else "the login module"  # a class name, not a stray value
-    raise ValueError(f"{where} is refused: {named} has no librdkafka translation; {hint}")
+            raise ValueError(f"--kafka-conf {key} is refused: {JAVA_CLASSES}")
+    check_login_and_stores(conf)
 
 
 def startup_mode(conf: Mapping[str, str]) -> str:
@@ -550,7 +451,7 @@ def librdkafka_config(conf: Mapping[str, str]) -> dict[str, str]:
             continue
         if name == "ssl.endpoint.identification.algorithm":
             value = value.strip().lower() or "none"
-        out[_PEM_PROPERTIES.get(name, name)] = value
+        out[PEM_PROPERTIES.get(name, name)] = value
     return out
 
 

@@ -51,7 +51,8 @@ from ingest.kafka.offset_checks import (
 )
 from ingest.kafka.options import SECRETS_OPTION
 from ingest.kafka.startup import StartupMode, parse_specific_offsets
-from ingest.pipeline.assembler import ParseSpec, assemble
+from ingest.pipeline.parse_spec import ParseSpec
+from ingest.pipeline.partition_stream import assemble
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from sinks.write.chunk_format import CHUNK_DDL
 

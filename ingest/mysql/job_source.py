@@ -17,7 +17,7 @@ from ingest.mysql.startup import StartupMode
 from ingest.source import Action, MarksHook, SourceSettings
 
 if TYPE_CHECKING:
-    from ingest.pipeline.assembler import ParseSpec
+    from ingest.pipeline.parse_spec import ParseSpec
 
 
 class MySqlSource:

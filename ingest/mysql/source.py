@@ -63,7 +63,7 @@ from ingest.mysql.schema_history import SchemaHistory, check_binlog_position
 from ingest.mysql.snapshot import KnownTables, SnapshotRegistry, read_chunk
 from ingest.mysql.spec import BinlogPartition, Chunk, ChunkPartition, MySqlSourceSpec, Position, binlog_offset
 from ingest.mysql.startup import SNAPSHOT_MODES, StartupMode
-from ingest.pipeline.assembler import GcPaused
+from ingest.pipeline.gc_pause import GcPaused
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from sinks.write.chunk_format import CHUNK_DDL
 

@@ -16,7 +16,8 @@ from pyspark.sql.datasource import (
 from ingest.mysql.client import (
     MySqlConnection,
 )
-from ingest.pipeline.assembler import ChunkAssembler, ParseSpec
+from ingest.pipeline.assembler import ChunkAssembler
+from ingest.pipeline.parse_spec import ParseSpec
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 
 Position = tuple[str, int]

@@ -6,9 +6,8 @@ only chunks (a few large binary values) cross into the JVM.
 
 from __future__ import annotations
 
-import gc
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +17,7 @@ import structlog
 from formats import FORMATS, Parser
 from formats.bulk import BulkDecoder, Lane, PlainRows
 from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
-from ingest.pipeline.chunk_builder import DEFAULT_CHUNK_ROWS, KIND_CODES, ChunkBuilder, MetadataSpec, record_schema
+from ingest.pipeline.chunk_builder import KIND_CODES, ChunkBuilder, MetadataSpec, record_schema
 from ingest.pipeline.dead_letters import (
     DEAD_LETTER_SCHEMA_JSON,
     SKIPPED_BY_OPERATOR,
@@ -26,9 +25,8 @@ from ingest.pipeline.dead_letters import (
     dead_letter_batch,
     message_errors,
     rows_json,
-    skipped_offsets,
 )
-from ingest.pipeline.routing import TableRouter
+from ingest.pipeline.parse_spec import ParseSpec
 from schema_evolution.computed import ComputedColumn
 from schema_evolution.computed_specs import parse_computed_columns, resolve_case_insensitively
 from schema_evolution.conversion import ConversionNotes
@@ -41,34 +39,6 @@ from sinks.layout import RecordSchema
 from sinks.write.chunk_format import CHUNK_SCHEMA, VALUE_KIND, serialize_batch
 
 log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class ParseSpec:
-    """How to turn a topic's messages into chunks; pickled into every read task."""
-
-    format: str
-    router: TableRouter
-    primary_keys: tuple[str, ...] = ()
-    type_mapping: str = ""
-    chunk_rows: int = DEFAULT_CHUNK_ROWS
-    metadata_columns: tuple[str, ...] = ()
-    metadata_prefix: str = ""
-    computed_columns: tuple[str, ...] = ()
-    metadata_not_null: bool = False
-    # the format's bulk path for plain DML where its registry entry has one (same results, see
-    # formats.bulk); off in tests that compare both paths
-    bulk_path: bool = True
-    # --catalog-conf case-sensitive=false: column and key names in lower case, computed columns'
-    # references matched whatever their case (Paimon's CDC actions)
-    case_sensitive: bool = True
-    # --log-payloads: error texts may show message values (schema_evolution.payloads)
-    log_payloads: bool = False
-    # --errors-tolerance all: the dead-letter table ("database.table") that messages which cannot be
-    # parsed, converted or routed go to instead of stopping the job (None: --errors-tolerance none)
-    dead_letter_table: str | None = None
-    # --skip-offsets: (topic, partition, offset) of messages the operator moves past
-    skip_offsets: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass
@@ -510,67 +480,3 @@ class ChunkAssembler:
             "data": data,
             "ddl": ddl,
         }
-
-
-class GcPaused:
-    """Keep the cyclic garbage collector out of the hot parse loop: parsed messages are short-lived
-    acyclic dicts, and full collections over hundreds of thousands of them cost more than parsing
-    (shared/DESIGN.md). Collection resumes, and runs once, on exit."""
-
-    def __enter__(self) -> None:
-        self._was_enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        if self._was_enabled:
-            gc.enable()
-
-
-Message = tuple[bytes | None, bytes | None, int, int | None, int]
-
-
-def assemble(spec: ParseSpec, topic: str, partition: int, messages: Iterator[Message]) -> Iterator[pa.RecordBatch]:
-    """Chunk-row batches for ``(value, key, offset, timestamp_ms, timestamp_type)`` messages of
-    one partition."""
-    assembler = ChunkAssembler(spec, topic, partition)
-    skips = skipped_offsets(spec.skip_offsets, topic, partition)
-    if spec.dead_letter_table is not None or skips:
-        yield from _assemble_tolerant(assembler, skips, messages)
-        return
-    with GcPaused():
-        for value, key, offset, ts, ts_type in messages:
-            assembler.add(value, key, offset, ts, ts_type)
-            if assembler._ready:
-                batch = assembler.take()
-                if batch is not None:
-                    yield batch
-        last = assembler.finish()
-    if last is not None:
-        yield last
-
-
-def _assemble_tolerant(
-    assembler: ChunkAssembler, skips: frozenset[int], messages: Iterator[Message]
-) -> Iterator[pa.RecordBatch]:
-    """``assemble`` with dead letters and skipped offsets (the default loop stays free of their checks)."""
-    add = assembler.add_tolerant if assembler.spec.dead_letter_table is not None else assembler.add
-    with GcPaused():
-        for value, key, offset, ts, ts_type in messages:
-            if offset in skips:
-                assembler.skip(value, key, offset)
-                log.warning(
-                    "message skipped (--skip-offsets)",
-                    topic=assembler.topic,
-                    partition=assembler.partition,
-                    offset=offset,
-                    dead_letter_table=assembler.spec.dead_letter_table,
-                )
-                continue
-            add(value, key, offset, ts, ts_type)
-            if assembler._ready:
-                batch = assembler.take()
-                if batch is not None:
-                    yield batch
-        last = assembler.finish()
-    if last is not None:
-        yield last

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from formats import FORMATS
 from formats.events import MessageContext
-from ingest.pipeline.assembler import ChunkAssembler, ParseSpec
+from ingest.pipeline.assembler import ChunkAssembler
+from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
 from schema_evolution.errors import LakeCdcError, MalformedMessage, SourcePosition, UnsupportedChange
 from tests.conftest import sample_messages

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from formats import FORMATS
-from ingest.pipeline.assembler import ChunkAssembler, ParseSpec
+from ingest.pipeline.assembler import ChunkAssembler
+from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
 from schema_evolution import payloads
 from schema_evolution.errors import LakeCdcError, MalformedMessage

@@ -7,7 +7,7 @@ import pytest
 from ingest.cli.main import main
 from ingest.mysql.job_source import MySqlSource
 from ingest.mysql.spec import MySqlSourceSpec
-from ingest.pipeline.assembler import ParseSpec
+from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
 
 BASE = ["mysql_sync_table", "--warehouse", "/tmp/wh", "--database", "ods", "--table", "t"]

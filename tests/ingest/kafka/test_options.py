@@ -13,7 +13,7 @@ from ingest.conf_options import ConfOption, Treatment
 from ingest.kafka.job_source import KafkaSource
 from ingest.kafka.options import KAFKA_OPTIONS, check_kafka_conf, librdkafka_config, topic_list
 from ingest.kafka.source import kafka_properties
-from ingest.pipeline.assembler import ParseSpec
+from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
 from ingest.source import Action, SourceSettings
 

@@ -15,7 +15,7 @@ from ingest.mysql import binlog, tables
 from ingest.mysql.binlog import BinlogReader
 from ingest.mysql.client import MySqlConnection
 from ingest.mysql.spec import BinlogPartition, MySqlSourceSpec
-from ingest.pipeline.assembler import ParseSpec
+from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
 
 # Two chunks of d.t: [.., 100) read early (HW at 300), [100, ..) read late (HW at 700).

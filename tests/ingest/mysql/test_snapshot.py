@@ -15,7 +15,7 @@ from ingest.mysql import snapshot, tables
 from ingest.mysql.client import MySqlConnection
 from ingest.mysql.snapshot import _read_chunk_rows
 from ingest.mysql.spec import Chunk, ChunkPartition, MySqlSourceSpec
-from ingest.pipeline.assembler import ParseSpec
+from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
 
 LW, HW = ("b.000001", 100), ("b.000001", 900)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from ingest.mysql.client import MySqlConnection
 from ingest.mysql.spec import MySqlSourceSpec
 from ingest.mysql.ssl import SslSettings
-from ingest.pipeline.assembler import ParseSpec
+from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
 
 

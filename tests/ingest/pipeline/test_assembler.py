@@ -12,7 +12,8 @@ import pytest
 
 from bench.workload import messages as bench_messages
 from deploy.canal_stream import generate
-from ingest.pipeline.assembler import ParseSpec, assemble
+from ingest.pipeline.parse_spec import ParseSpec
+from ingest.pipeline.partition_stream import assemble
 from ingest.pipeline.routing import TableRouter
 from schema_evolution.errors import MalformedMessage
 from sinks.layout import RecordSchema

@@ -11,12 +11,13 @@ import orjson
 import pytest
 
 from deploy.canal_stream import MYSQL_TYPES, generate
-from ingest.pipeline.assembler import ParseSpec, assemble
 from ingest.pipeline.dead_letters import (
     DEAD_LETTER_SCHEMA,
     SKIPPED_BY_OPERATOR,
     parse_skip_offsets,
 )
+from ingest.pipeline.parse_spec import ParseSpec
+from ingest.pipeline.partition_stream import assemble
 from ingest.pipeline.routing import TableRouter
 from schema_evolution.errors import MalformedMessage
 from sinks.layout import RecordSchema

@@ -43,7 +43,7 @@ def test_database_filters_mapping_and_per_database_affixes_follow_paimons_preced
 
 def test_router_survives_the_json_round_trip_of_the_source_spec() -> None:
     from ingest.kafka.source import KafkaSourceSpec
-    from ingest.pipeline.assembler import ParseSpec
+    from ingest.pipeline.parse_spec import ParseSpec
 
     router = TableRouter(database="ods", table_mapping={"a": "b"}, suffix_db={"x": "_x"})
     spec = KafkaSourceSpec(topics=("t",), parse=ParseSpec("canal-json", router))
