@@ -20,6 +20,7 @@ from ingest import logs
 from ingest.cli import maintenance as maintenance_cli
 from ingest.cli.paimon_actions import ALL
 from ingest.cli.paimon_args import Normalised, PaimonArgsError, action_name, normalise
+from ingest.cli.pairs import key_values
 from ingest.cli.secrets import resolve_conf
 from ingest.source import Action, SourceKind
 
@@ -35,16 +36,6 @@ def _opt(parser: argparse.ArgumentParser, name: str, **kw: Any) -> None:
     if "-" in name:
         spellings.append(f"--{name.replace('-', '_')}")
     parser.add_argument(*spellings, dest=name.replace("-", "_"), **kw)
-
-
-def _kv(values: list[str] | None, option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in values or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--{option} expects key=value, got '{item}'")
-        out[key.strip()] = value
-    return out
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
@@ -233,7 +224,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     from ingest.cli.settings import SyncSettings
 
     action = Action(args.action)
-    catalog_conf = _kv(args.catalog_conf, "catalog-conf")
+    catalog_conf = key_values(args.catalog_conf, "catalog-conf")
     file_values = config_file.load(args.config, SyncSettings.model_fields) if getattr(args, "config", None) else {}
     from_env = {name for name in SyncSettings.model_fields if f"LAKECDC_{name.upper()}" in os.environ}
     _require(args, action.value, catalog_conf, {*file_values, *from_env})
@@ -248,11 +239,11 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "computed_columns": tuple(args.computed_column or ()),
         "metadata_columns": tuple(c.strip() for m in args.metadata_column or () for c in m.split(",") if c.strip()),
         "metadata_column_prefix": args.metadata_column_prefix or "",
-        "kafka_conf": _kv(getattr(args, "kafka_conf", None), "kafka-conf"),
-        "mysql_conf": _kv(getattr(args, "mysql_conf", None), "mysql-conf"),
+        "kafka_conf": key_values(getattr(args, "kafka_conf", None), "kafka-conf"),
+        "mysql_conf": key_values(getattr(args, "mysql_conf", None), "mysql-conf"),
         "catalog_conf": catalog_conf,
-        "table_conf": _kv(args.table_conf, "table-conf"),
-        "spark_conf": _kv(args.spark_conf, "spark-conf"),
+        "table_conf": key_values(args.table_conf, "table-conf"),
+        "spark_conf": key_values(args.spark_conf, "spark-conf"),
     }
     if not action.database_sync:
         values["table"] = args.table
@@ -267,11 +258,12 @@ def settings_from_args(args: argparse.Namespace) -> Any:
             ignore_incompatible=args.ignore_incompatible == "true",
             including_dbs=args.including_dbs,
             excluding_dbs=args.excluding_dbs,
-            table_mapping=_kv(args.table_mapping, "table-mapping"),
-            table_prefix_db=_kv(args.table_prefix_db, "table-prefix-db"),
-            table_suffix_db=_kv(args.table_suffix_db, "table-suffix-db"),
+            table_mapping=key_values(args.table_mapping, "table-mapping"),
+            table_prefix_db=key_values(args.table_prefix_db, "table-prefix-db"),
+            table_suffix_db=key_values(args.table_suffix_db, "table-suffix-db"),
             multiple_table_partition_keys={
-                k: _csv(v) for k, v in _kv(args.multiple_table_partition_keys, "multiple-table-partition-keys").items()
+                k: _csv(v)
+                for k, v in key_values(args.multiple_table_partition_keys, "multiple-table-partition-keys").items()
             },
         )
     # Only what the command line gives: the rest may come from LAKECDC_* environment variables.
@@ -330,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_status(args)
     if args.action in maintenance_cli.ACTIONS:
         try:
-            catalog_conf = resolve_conf(_kv(args.catalog_conf, "catalog-conf"), "--catalog-conf")
+            catalog_conf = resolve_conf(key_values(args.catalog_conf, "catalog-conf"), "--catalog-conf")
             _require(args, args.action, catalog_conf)
         except ValueError as exc:
             print(f"lakecdc: error: {exc}", file=sys.stderr)
@@ -395,7 +387,7 @@ def _query(args: argparse.Namespace) -> int:
     from sinks.table.query import run_query
 
     try:
-        catalog_conf = resolve_conf(_kv(args.catalog_conf, "catalog-conf"), "--catalog-conf")
+        catalog_conf = resolve_conf(key_values(args.catalog_conf, "catalog-conf"), "--catalog-conf")
         table = run_query(args.warehouse, args.sql, args.database, catalog_conf)
     except ValueError as exc:
         print(logs.redact_text(f"lakecdc: error: {exc}"), file=sys.stderr)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest import logs
+from ingest.cli.pairs import key_values
 from ingest.cli.secrets import resolve_conf
 from ingest.job import COMMIT_USER_FILE
 from ingest.streaming.checkpoint import SPARK_DIR, SparkProgress, committed_tables
@@ -183,8 +184,8 @@ def render(status: JobStatus) -> str:
 
 def run_status(args: argparse.Namespace) -> int:
     try:
-        catalog_conf = resolve_conf(_pairs(args.catalog_conf, "catalog-conf"), "--catalog-conf")
-        kafka_conf = resolve_conf(_pairs(args.kafka_conf, "kafka-conf"), "--kafka-conf")
+        catalog_conf = resolve_conf(key_values(args.catalog_conf, "catalog-conf"), "--catalog-conf")
+        kafka_conf = resolve_conf(key_values(args.kafka_conf, "kafka-conf"), "--kafka-conf")
         status = job_status(args.checkpoint, args.warehouse, catalog_conf)
     except ValueError as exc:
         print(logs.redact_text(f"lakecdc: error: {exc}"), file=sys.stderr)
@@ -199,13 +200,3 @@ def run_status(args: argparse.Namespace) -> int:
     else:
         print(render(status))
     return 0
-
-
-def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in values or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--{option} expects key=value, got '{item}'")
-        out[key.strip()] = value
-    return out
