@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
 from ingest.source import Source, SourceKind, SourceSettings
 from ingest.spark_conf import session_conf, submitted_conf
-from ingest.streaming.checkpoint import SPARK_DIR, CheckpointGuard, SparkProgress
+from ingest.streaming.checkpoint import SKIPS_FILE, SPARK_DIR, CheckpointGuard, SparkProgress, record_skips
 from ingest.streaming.dead_letter_table import DeadLetterTable
 from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor, configure_session
 from ingest.streaming.progress import JobProgress
@@ -287,9 +288,10 @@ def _run(
     )
     progress.attach(spark, processor, settings.job_name)  # a progress event per micro-batch
     if settings.skip_offsets:
+        record_skips(checkpoint, settings.skip_offsets, datetime.now(UTC).isoformat(timespec="seconds"))
         log.warning(
             "--skip-offsets: these messages are skipped when read, each logged (and dead-lettered with "
-            "--errors-tolerance all)",
+            "--errors-tolerance all); recorded in the checkpoint's " + SKIPS_FILE,
             skip_offsets=list(settings.skip_offsets),
         )
     reader = spark.readStream.format(source.data_source.name())

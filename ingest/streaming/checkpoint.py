@@ -32,6 +32,7 @@ log = structlog.get_logger(__name__)
 
 SPARK_DIR = "spark"
 TABLES_FILE = "lakecdc-tables.json"
+SKIPS_FILE = "lakecdc-skipped-offsets.json"  # every run's --skip-offsets, for audit
 
 
 class CheckpointMismatch(LakeCdcError):
@@ -67,6 +68,19 @@ class SparkProgress:
         if self.planned is None:
             return "has no batches (new or deleted): Spark numbers batches from 0 again"
         return f"has batches up to {self.planned}: Spark continues from {self.planned + (self.replay is None)}"
+
+
+def record_skips(checkpoint: str, skips: Iterable[str], now: str) -> list[dict[str, object]]:
+    """Keep a run's ``--skip-offsets`` beside its checkpoint (appended to the runs before): when they
+    were given and from which batch on, so a skipped message stays auditable after the logs are gone.
+    The whole record list."""
+    path = Path(checkpoint) / SKIPS_FILE
+    runs: list[dict[str, object]] = json.loads(path.read_text()) if path.exists() else []
+    progress = SparkProgress.read(Path(checkpoint) / SPARK_DIR)
+    first = progress.replay if progress.replay is not None else (progress.planned or -1) + 1
+    runs.append({"given_at": now, "from_batch": first, "skip_offsets": list(skips)})
+    write_atomically(path, json.dumps(runs, indent=1))
+    return runs
 
 
 def mismatch(

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -26,6 +27,7 @@ from deploy.canal_stream import MYSQL_TYPES, CanalStream, generate, partition_by
 from deploy.local_kafka import LocalKafka
 from ingest.cli.settings import SyncSettings
 from ingest.job import JobFailed, run
+from ingest.streaming.checkpoint import SKIPS_FILE
 from tests.conftest import ROOT
 from tests.paimon_read import read_pypaimon, read_rust
 
@@ -205,3 +207,11 @@ def test_default_stops_at_a_bad_message_and_skip_offsets_moves_past_it_on_the_sa
     (letter,) = _dead_letters(warehouse)
     assert (letter["topic"], letter["partition"], letter["offset"]) == (topic_name, 0, o2)
     assert (letter["error_class"], letter["key"], letter["value"]) == ("SkippedByOperator", b"p2", second)
+    # each run's skips are kept beside the checkpoint, with the batch they applied from
+    checkpoint = Path(warehouse) / "_lakecdc" / "checkpoints" / _settings(warehouse, kafka, topic_name).job_name
+    runs = json.loads((checkpoint / SKIPS_FILE).read_text())
+    assert [r["skip_offsets"] for r in runs] == [
+        [f"{topic_name}:0:{o1}"],
+        [f"{topic_name}:0:{o1},{topic_name}:0:{o2}"],
+    ]
+    assert runs[0]["from_batch"] <= runs[1]["from_batch"]
