@@ -124,11 +124,13 @@ def unfollowed_ddl(position: Position, text: str, reason: DdlError) -> MySqlSour
     if previews_enabled():  # --log-payloads: the statement itself
         statement = " ".join(text.split())
         statement = statement if len(statement) <= 300 else statement[:300] + " …"
+        why = str(reason)
     else:
         fields = ddl_fields(text)
         statement = f"a statement of {fields['ddl_chars']} characters ({fields['ddl_kind']}; --log-payloads shows it)"
+        why = _without_statement(str(reason))
     return MySqlSourceError(
-        f"binlog {where}: the schema history cannot follow this DDL of a captured table ({reason}): "
+        f"binlog {where}: the schema history cannot follow this DDL of a captured table ({why}): "
         f"{statement}\nThe server's row events do not name their columns (binlog_row_metadata is not FULL), "
         f"so lakecdc must follow every DDL of the captured tables. Ways forward, restarting from the same "
         f"checkpoint: (1) if the statement changed no column (partitioning, indexes, table options), pass "
@@ -137,6 +139,14 @@ def unfollowed_ddl(position: Position, text: str, reason: DdlError) -> MySqlSour
         f"snapshot), after setting binlog_row_metadata=FULL on the server (MySQL 8.0.1+, MariaDB 10.5+) so "
         f"that DDL need not be parsed."
     )
+
+
+def _without_statement(reason: str) -> str:
+    """A ``DdlError``'s reason without the part of the statement it quotes ("cannot parse DDL: <text>",
+    "cannot follow ALTER TABLE t … <clause>"); table and column names stay, they are schema."""
+    if reason.startswith("cannot"):
+        reason = reason.split(": ", 1)[0].split(" … ", 1)[0]
+    return reason
 
 
 def check_binlog_position(
