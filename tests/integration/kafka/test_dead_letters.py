@@ -1,7 +1,7 @@
 """Bad input with a real broker, real Spark and real Paimon files (#24, dead letters):
 
 - --errors-tolerance all --dead-letter-table ods.dlq: ten poison messages of different kinds among
-  20,000 good ones; the job is SIGKILLed mid-stream and restarted: every good row in its table, exactly
+  100,000 good ones; the job is SIGKILLed mid-stream and restarted: every good row in its table, exactly
   the ten bad ones in the dead-letter table with their positions, raw bytes and reasons, none twice.
 - The default stops at the first bad message, naming its position and the two ways on; --skip-offsets
   moves past it on the same checkpoint, and the skip is recorded in the dead-letter table when there is
@@ -96,19 +96,20 @@ def _dead_letters(warehouse: str) -> list[dict[str, Any]]:
     return sorted(rust, key=key)
 
 
+@pytest.mark.timeout(900)
 def test_poison_messages_go_to_the_dead_letter_table_exactly_once_across_a_sigkill(
     kafka: LocalKafka, tmp_path: Path, topic_name: str
 ) -> None:
     warehouse = str(tmp_path / "warehouse")
     kafka.create_topic(topic_name, PARTITIONS)
-    stream = generate(keys=1400, updates=6, seed=24)  # 20,000 messages
-    assert len(stream.messages) == 20_000
+    stream = generate(keys=7000, updates=6, seed=24)  # 100,000 messages (#24's figure)
+    assert len(stream.messages) == 100_000
     messages, where = _with_poison(stream, [v for v, _ in POISON])
     kafka.produce(topic_name, messages, partition_by_key(PARTITIONS))
     argv = [
         sys.executable, "-m", "ingest", "kafka_sync_database", "--warehouse", warehouse, "--database", "ods",
         "--kafka_conf", f"properties.bootstrap.servers={kafka.bootstrap}", "--kafka_conf", f"topic={topic_name}",
-        "--kafka_conf", "value.format=canal-json", "--max-offsets-per-trigger", "2000", "--available-now",
+        "--kafka_conf", "value.format=canal-json", "--max-offsets-per-trigger", "5000", "--available-now",
         "--spark-conf", "spark.master=local[2]", "--errors-tolerance", "all", "--dead-letter-table", "ods.dlq",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -129,7 +130,7 @@ def test_poison_messages_go_to_the_dead_letter_table_exactly_once_across_a_sigki
     committed_before = len(_dead_letters(warehouse))
     assert 0 < committed_before < len(POISON)
 
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     resumed = re.search(r"lakecdc: (\d+) change events.*; (\d+) dead letters", done.stdout)
     assert resumed is not None, done.stdout
