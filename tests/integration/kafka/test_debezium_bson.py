@@ -11,6 +11,7 @@ from typing import Any
 from deploy.local_kafka import LocalKafka
 from ingest.cli.settings import SyncSettings
 from ingest.job import run
+from tests.integration.kafka.test_sync import _settings as sync_settings
 from tests.paimon_read import paimon_schema, read_pypaimon, read_rust
 
 
@@ -74,20 +75,8 @@ def _stream(seed: int) -> tuple[list[tuple[bytes | None, bytes | None]], dict[st
 
 
 def _settings(warehouse: str, kafka: LocalKafka, topic: str, **extra: Any) -> SyncSettings:
-    values: dict[str, Any] = {
-        "action": "kafka-sync-database",
-        "warehouse": warehouse,
-        "database": "ods",
-        "kafka_conf": {
-            "properties.bootstrap.servers": kafka.bootstrap,
-            "topic": topic,
-            "value.format": "debezium-bson",
-        },
-        "available_now": True,
-        "max_offsets_per_trigger": 70,
-    }
-    values.update(extra)
-    return SyncSettings(**values)
+    extra.setdefault("max_offsets_per_trigger", 70)
+    return sync_settings(warehouse, kafka, topic, "debezium-bson", **extra)
 
 
 def _rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, str]]:

@@ -26,7 +26,9 @@ from tests.conftest import ROOT, sample_messages
 from tests.paimon_read import read_changelog, read_pypaimon, read_rust
 
 
-def _settings(warehouse: str, kafka: LocalKafka, topic: str, **extra: Any) -> SyncSettings:
+def _settings(
+    warehouse: str, kafka: LocalKafka, topic: str, value_format: str = "canal-json", **extra: Any
+) -> SyncSettings:
     values: dict[str, Any] = {
         "action": "kafka-sync-database",
         "warehouse": warehouse,
@@ -34,7 +36,7 @@ def _settings(warehouse: str, kafka: LocalKafka, topic: str, **extra: Any) -> Sy
         "kafka_conf": {
             "properties.bootstrap.servers": kafka.bootstrap,
             "topic": topic,
-            "value.format": "canal-json",
+            "value.format": value_format,
         },
         "available_now": True,
         "max_offsets_per_trigger": 400,
