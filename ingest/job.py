@@ -31,6 +31,7 @@ from ingest.streaming.checkpoint import SKIPS_FILE, SPARK_DIR, CheckpointGuard, 
 from ingest.streaming.dead_letter_table import DeadLetterTable
 from ingest.streaming.micro_batch import BatchStats, MicroBatchProcessor, configure_session
 from ingest.streaming.progress import JobProgress
+from ingest.streaming.progress_bar import ProgressBar, wants_bar
 from ingest.streaming.stopping import GracefulStop, stop_timeout
 from ingest.workers.warmup import start_warming
 from schema_evolution.errors import LakeCdcError, TransientError
@@ -247,7 +248,10 @@ def run(settings: SyncSettings) -> JobResult:
             user = commit_user(checkpoint)
             guard = checkpoint_guard(settings, checkpoint, user, fence)
             # --metrics-port: served from here until the job ends (ingest.streaming.metrics)
-            progress = JobProgress.start(settings.dead_letter_identifier, settings.metrics_host, settings.metrics_port)
+            bar = ProgressBar() if wants_bar(settings.progress) else None  # --progress
+            progress = JobProgress.start(
+                settings.dead_letter_identifier, settings.metrics_host, settings.metrics_port, bar
+            )
         except LakeCdcError as exc:
             raise JobFailed(f"{type(exc).__name__}: {exc}", exc.terminal) from None
         try:

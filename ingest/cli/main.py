@@ -85,6 +85,13 @@ def _add_sync_parser(sub: Any, action: Action) -> None:
     _opt(p, "config", default=None, help="a YAML or TOML file of these options (the command line, then LAKECDC_*, win)")
     _opt(p, "metrics-port", type=int, default=None, help="serve Prometheus metrics on this port (0: a free one)")
     _opt(p, "metrics-host", default=None, help="address the metrics port binds to (default 127.0.0.1)")
+    _opt(
+        p,
+        "progress",
+        default=None,
+        choices=("auto", "bar", "log"),
+        help="auto (default): a progress bar when stderr is a terminal; bar; log: a log line per micro-batch",
+    )
     _add_bad_input_options(p)
 
 
@@ -279,7 +286,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         values["skip_offsets"] = tuple(args.skip_offsets)
     if args.log_payloads is not None:
         values["log_payloads"] = args.log_payloads == "true"
-    for name in ("metrics_port", "metrics_host"):
+    for name in ("metrics_port", "metrics_host", "progress"):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
     given = getattr(args, "given", None)

@@ -319,6 +319,14 @@ ACTION_OPTIONS: tuple[ActionOption, ...] = (
         paimon=False,
     ),
     _o("metrics-host", SYNC, H, "address the metrics port binds to (default 127.0.0.1)", "0.0.0.0", paimon=False),
+    _o(
+        "progress",
+        SYNC,
+        H,
+        "auto (default): a progress bar when stderr is a terminal, else a log line per micro-batch; bar; log",
+        "log",
+        paimon=False,
+    ),
     # -- compact
     _o(
         "partition",

@@ -82,6 +82,9 @@ class SyncSettings(BaseSettings):
     spark_conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
     metrics_port: int | None = Field(None, ge=0, le=65535, description="serve Prometheus metrics on this port")
     metrics_host: str = Field("127.0.0.1", description="address the metrics port binds to")
+    progress: Literal["auto", "bar", "log"] = Field(
+        "auto", description="auto: a progress bar when stderr is a terminal; bar; log: a log line per batch"
+    )
     # Source option keys accepted with no effect (logged once when the job starts).
     _no_effect: list[str] = PrivateAttr(default_factory=list)
 

@@ -34,6 +34,7 @@ import structlog
 from pyspark.sql.streaming import StreamingQueryListener
 
 from ingest.streaming.metrics import DEFAULT_HOST, JobMetrics
+from ingest.streaming.progress_bar import ProgressBar
 from schema_evolution.errors import LakeCdcError
 
 log = structlog.get_logger(__name__)
@@ -208,21 +209,27 @@ class JobProgress:
     """Joins the processor's figures with Spark's progress reports: the events and the metrics."""
 
     @classmethod
-    def start(cls, dead_letter_table: str | None, host: str | None, port: int | None) -> JobProgress:
-        """The job's tracker; with ``port`` its metrics served on ``host:port`` from now on."""
+    def start(
+        cls, dead_letter_table: str | None, host: str | None, port: int | None, bar: ProgressBar | None = None
+    ) -> JobProgress:
+        """The job's tracker; with ``port`` its metrics served on ``host:port`` from now on; with ``bar``
+        its events drawn there instead of logged at info level."""
         if port is None:
-            return cls(dead_letter_table)
+            return cls(dead_letter_table, bar=bar)
         metrics = JobMetrics()
         try:
             served = metrics.serve(port, host or DEFAULT_HOST)
         except OSError as exc:
             raise MetricsPortError(f"--metrics-port {port} on {host or DEFAULT_HOST}: {exc.strerror or exc}") from None
         log.info("metrics served", url=f"http://{host or DEFAULT_HOST}:{served}/metrics")
-        return cls(dead_letter_table, metrics)
+        return cls(dead_letter_table, metrics, bar)
 
-    def __init__(self, dead_letter_table: str | None = None, metrics: JobMetrics | None = None) -> None:
+    def __init__(
+        self, dead_letter_table: str | None = None, metrics: JobMetrics | None = None, bar: ProgressBar | None = None
+    ) -> None:
         self.dead_letter_table = dead_letter_table
         self.metrics = metrics
+        self.bar = bar
         self.source = SourceFigures()
         self.events: list[dict[str, Any]] = []  # the events logged (the last 100), for tests and status
         self._figures: dict[int, BatchFigures] = {}
@@ -252,6 +259,8 @@ class JobProgress:
                 self._spark.streams.removeListener(self._listener)
                 self._listener = None
         finally:
+            if self.bar is not None:
+                self.bar.close()
             if self.metrics is not None:
                 self.metrics.close()
 
@@ -334,7 +343,11 @@ class JobProgress:
         if not ran and figures is None:
             return None
         event = progress_event(batch_id, report, figures, source, behind)
-        log.info("micro-batch progress", **event)
+        if self.bar is not None:  # the bar shows it; the line stays for -v / LAKECDC_LOG_LEVEL=debug
+            log.debug("micro-batch progress", **event)
+            self.bar.update(event)
+        else:
+            log.info("micro-batch progress", **event)
         with self._lock:
             self.events = [*self.events[-99:], event]
         return event
