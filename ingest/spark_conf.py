@@ -1,5 +1,5 @@
 """The job's Spark configuration: what spark-submit or ``spark-defaults.conf`` set wins; lakecdc's local
-defaults (``local[*]``, loopback binding, the driver's JVM options, a quiet log4j profile) apply only
+defaults (``local[*,4]``, loopback binding, the driver's JVM options, a quiet log4j profile) apply only
 when nothing else set a master (README: Deploying).
 
 Two ways to start a job:
@@ -58,6 +58,13 @@ logger.nativeloader.level = error
 # (PySpark's driver is a "shell" to Spark: the root level becomes that of the first class that logs,
 # PythonGatewayServer; an "off" on org.apache.spark.api.python silenced every warning.)
 """
+
+# lakecdc's own local master: all cores, and a failed task is tried up to four times, as on a cluster
+# (``spark.task.maxFailures``' default), where plain ``local[*]`` fails the query at a task's first
+# failure (a Python worker slow to connect back on a loaded host, a broker or server hiccup). A retried
+# write task is still exactly-once: only the successful attempt's commit messages reach the driver's
+# commit (``ingest.streaming.micro_batch``); a failed attempt's files are orphans no snapshot names.
+LOCAL_MASTER = "local[*,4]"
 
 # Set whatever the master: they only tune lakecdc's own work, a user's value replaces them.
 COMMON_DEFAULTS = {
@@ -158,7 +165,7 @@ def session_conf(
         given = {**(spark_defaults() if defaults is None else defaults), **conf}
         master = given.get("spark.master") or submit_args_master(env.get("PYSPARK_SUBMIT_ARGS"))
         if master is None:
-            master = env.get("LAKECDC_SPARK_MASTER", "local[*]")
+            master = env.get("LAKECDC_SPARK_MASTER", LOCAL_MASTER)
             conf["spark.master"] = master
         if master.startswith("local"):
             if environ is None:

@@ -22,7 +22,7 @@ NO_ENV: dict[str, str] = {}
 
 def test_nothing_set_a_master_local_defaults() -> None:
     conf = session_conf({}, defaults={}, environ=NO_ENV)
-    assert conf["spark.master"] == "local[*]"
+    assert conf["spark.master"] == "local[*,4]"  # a failed task is retried (up to four attempts)
     assert conf["spark.driver.bindAddress"] == "127.0.0.1"
     assert conf["spark.driver.extraJavaOptions"].startswith(LOCAL_DRIVER_JAVA_OPTIONS)
     assert "-Dlog4j2.configurationFile=file:" in conf["spark.driver.extraJavaOptions"]
