@@ -38,3 +38,27 @@ print("ok")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+# What the pure core may import besides the standard library and itself (AGENTS.md, "Layering"):
+# fastavro decodes debezium-avro's message bodies (formats/debezium_avro.py) and opens no socket; the
+# Schema Registry client that fetches the schemas lives in ingest/kafka/schema_registry.py.
+PURE_CORE_THIRD_PARTY = {"orjson", "msgspec", "pyarrow", "sqlglot", "fastavro"}
+
+
+@pytest.mark.parametrize("package", ["formats", "schema_evolution"])
+def test_pure_core_third_party_imports_are_the_allowed_ones(package: str) -> None:
+    import ast
+
+    ours = {"formats", "schema_evolution", "__future__"}
+    found: dict[str, str] = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in ours:
+                    found.setdefault(top, path.name)
+    assert set(found) <= PURE_CORE_THIRD_PARTY, found

@@ -23,6 +23,7 @@ import structlog
 from formats import Parser, get_parser
 from formats.events import DataChangeEvent, MessageContext
 from ingest.kafka.options import librdkafka_config, topic_list
+from ingest.kafka.schema_registry import parser_for
 from ingest.source import SourceSettings
 from schema_evolution.errors import LakeCdcError, SourcePosition
 from sinks.table.catalog import Catalog
@@ -124,7 +125,7 @@ def check_schema_discoverable(settings: SourceSettings) -> None:
     if Catalog(settings.warehouse, settings.catalog_conf).load_layout(table) is not None:
         return
     conf = settings.kafka_conf
-    parse = get_parser(conf["value.format"].strip().lower())
+    parse = parser_for(conf["value.format"], conf) or get_parser(conf["value.format"].strip().lower())
     sleeps = retry_sleeps(discovery_timeout())
     consumer = _consumer(conf)
     try:

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from formats import FORMATS, PLANNED_FORMATS
+from formats import FORMATS
+from formats.debezium_avro import FORMAT as AVRO_FORMAT
 from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, one_of, regex, whole_number
 from ingest.kafka.java_client import (
     JAAS_MODULES,
@@ -29,6 +30,7 @@ from ingest.kafka.java_client import (
     check_login_and_stores,
     translate_jaas,
 )
+from ingest.kafka.schema_registry import URL_OPTION, check_url
 from ingest.kafka.startup import STARTUP_MODES, StartupMode, parse_specific_offsets
 from ingest.logs import is_secret_name
 
@@ -48,11 +50,6 @@ def _value_format(value: str) -> str | None:
     name = value.strip().lower()
     if name in FORMATS:
         return None
-    if name in PLANNED_FORMATS:
-        return (
-            f"is not supported yet: lakecdc does not parse {name} yet (README, Limitations); "
-            f"formats it parses: {', '.join(sorted(FORMATS))}"
-        )
     return f"is not a format lakecdc knows (This format: {value} is not supported.); known formats: " + ", ".join(
         sorted(FORMATS)
     )
@@ -262,11 +259,10 @@ KAFKA_OPTIONS = OptionTable(
         ConfOption(
             "value.format",
             H,
-            f"the CDC format of message values: {', '.join(sorted(FORMATS))} "
-            f"({', '.join(PLANNED_FORMATS)} not yet: refused)",
+            f"the CDC format of message values: {', '.join(sorted(FORMATS))} (debezium-avro needs schema.registry.url)",
             "debezium-json",
             _value_format,
-            "debezium-avro",
+            "protobuf",
         ),
         ConfOption(
             "scan.startup.mode",
@@ -307,9 +303,14 @@ KAFKA_OPTIONS = OptionTable(
         ),
         ConfOption(
             "schema.registry.url",
-            N,
-            "Paimon reads it for debezium-avro only, which lakecdc does not parse yet",
+            H,
+            "the Confluent Schema Registry of value.format=debezium-avro (required there; Paimon's only registry "
+            "option): writer schemas are resolved by the id each message carries, whatever its topic, and cached "
+            "per id; ','-separated URLs are tried in turn; credentials in the URL are refused (they would reach "
+            "logs); other formats ignore it, as Paimon does",
             "http://registry:8081",
+            check_url,
+            "registry:8081",
         ),
         ConfOption(
             "scan.topic-partition-discovery.interval",
@@ -392,6 +393,11 @@ def check_kafka_conf(conf: Mapping[str, str]) -> list[str]:
         raise ValueError(
             "--kafka-conf needs topic=NAME[;NAME...] or topic-pattern=REGEX, and not both (kafka_conf must and can "
             "only set one of the following options: topic,topic-pattern.)"
+        )
+    if conf["value.format"].strip().lower() == AVRO_FORMAT and not conf.get(URL_OPTION, "").strip():
+        raise ValueError(
+            f"value.format={AVRO_FORMAT} needs --kafka-conf {URL_OPTION}=http://HOST:PORT, the Schema Registry its "
+            "messages' schema ids are resolved with"
         )
     mode = startup_mode(conf)
     if mode == StartupMode.TIMESTAMP and "scan.startup.timestamp-millis" not in conf:

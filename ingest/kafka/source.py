@@ -50,6 +50,7 @@ from ingest.kafka.offset_checks import (
     with_ids,
 )
 from ingest.kafka.options import SECRETS_OPTION
+from ingest.kafka.schema_registry import URL_OPTION, parser_for
 from ingest.kafka.startup import StartupMode, parse_specific_offsets
 from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.partition_stream import assemble
@@ -84,6 +85,8 @@ class KafkaSourceSpec:
     # scan.offset-reset-on-loss: "none" stops the job when the checkpoint's offsets are gone from Kafka
     # (ingest.kafka.offset_checks); "earliest" resumes those partitions from their earliest offset.
     offset_reset_on_loss: str = "none"
+    # value.format=debezium-avro: the Schema Registry the read tasks resolve writer schemas with
+    schema_registry_url: str | None = None
 
     def to_json(self) -> str:
         return msgspec.json.encode(self).decode()
@@ -417,6 +420,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         assert isinstance(partition, RangeGroup)
         logs.configure_once()
         keep_pandas_out()
+        parser = None
+        if self.spec.parse is not None and self.spec.schema_registry_url:
+            parser = parser_for(self.spec.parse.format, {URL_OPTION: self.spec.schema_registry_url})
         for r in partition.ranges:
             started = time.monotonic()
             cpu = time.process_time()
@@ -424,7 +430,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if self.spec.parse is None:
                 yield from raw_batches(r.topic, r.partition, messages)
             else:
-                yield from assemble(self.spec.parse, r.topic, r.partition, messages)
+                yield from assemble(self.spec.parse, r.topic, r.partition, messages, parser)
             log.debug(
                 "range read",
                 topic=r.topic,

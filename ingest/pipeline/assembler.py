@@ -49,12 +49,14 @@ class ChunkAssembler:
     topic: str
     partition: int
     notes: ConversionNotes = field(default_factory=ConversionNotes)
+    # the parser, where the source built it (debezium-avro's, around a schema registry client)
+    parser: Parser | None = None
 
     def __post_init__(self) -> None:
         enable_previews(self.spec.log_payloads)  # this worker's error texts, as the job asks
         # No entry: a source that parses its rows itself (the MySQL binlog) and calls add_events only.
         entry = FORMATS.get(self.spec.format.lower())
-        self._parse: Parser | None = entry.parse if entry is not None else None
+        self._parse: Parser | None = self.parser or (entry.parse if entry is not None else None)
         self._modes = parse_type_mapping(self.spec.type_mapping)
         self._builders: dict[str, ChunkBuilder] = {}
         self._route = self.spec.router.route

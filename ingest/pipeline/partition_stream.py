@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 import structlog
 
+from formats import Parser
 from ingest.pipeline.assembler import ChunkAssembler
 from ingest.pipeline.dead_letters import skipped_offsets
 from ingest.pipeline.gc_pause import GcPaused
@@ -20,10 +21,12 @@ log = structlog.get_logger(__name__)
 Message = tuple[bytes | None, bytes | None, int, int | None, int]
 
 
-def assemble(spec: ParseSpec, topic: str, partition: int, messages: Iterator[Message]) -> Iterator[pa.RecordBatch]:
+def assemble(
+    spec: ParseSpec, topic: str, partition: int, messages: Iterator[Message], parser: Parser | None = None
+) -> Iterator[pa.RecordBatch]:
     """Chunk-row batches for ``(value, key, offset, timestamp_ms, timestamp_type)`` messages of
-    one partition."""
-    assembler = ChunkAssembler(spec, topic, partition)
+    one partition (``parser``: the source's own, else the format's registry entry's)."""
+    assembler = ChunkAssembler(spec, topic, partition, parser=parser)
     skips = skipped_offsets(spec.skip_offsets, topic, partition)
     if spec.dead_letter_table is not None or skips:
         yield from _assemble_tolerant(assembler, skips, messages)

@@ -29,7 +29,9 @@ from tests.formats.test_malformed_contract import DATA, FOLDERS
 
 TOPIC, PARTITION, OFFSET = "fuzz", 7, 1234
 CTX = MessageContext(SourcePosition(TOPIC, PARTITION, OFFSET), 1_700_000_000_000)
-NAMES = sorted(FORMATS)
+# JSON formats: debezium-avro (binary bodies decoded against registry schemas) is fuzzed and checked
+# for payloads in tests/formats/test_debezium_avro.py
+NAMES = sorted(f for f in FORMATS if FORMATS[f].with_schemas is None)
 
 
 def _samples(fmt: str) -> list[bytes]:

@@ -25,6 +25,7 @@ FOLDERS = {
     "canal-json": "canal",
     "debezium-json": "debezium",
     "debezium-bson": "debezium-bson",
+    "debezium-avro": "debezium-avro",
     "maxwell-json": "maxwell",
     "ogg-json": "ogg",
     "aws-dms-json": "aws-dms",
@@ -56,6 +57,11 @@ MALFORMED: dict[str, list[tuple[str, str]]] = {
         ("column-not-in-schema.json", "column 'extra' is not in the message's 'schema'"),
         ("bad-base64-decimal.json", "column 'price' (DECIMAL(10, 2)): cannot read '12.5'"),
         ("source-db-not-string.json", "field 'db' must be a str"),
+    ],
+    "debezium-avro": [  # past the wire format, tests/formats/test_debezium_avro.py (the bodies need schemas)
+        ("not-wire-format.bin", "the value is not in the Confluent Schema Registry wire format"),
+        ("short.bin", "3 bytes starting with byte 0"),
+        ("wrong-magic.bin", "starting with byte 1"),
     ],
     "debezium-bson": [
         ("not-json.txt", "not valid JSON"),
@@ -136,7 +142,7 @@ DEFAULT_REASONS: dict[tuple[str, str], str] = {
 
 # A null value (with or without a key): refused as "no value", except where the format gives it a
 # meaning (debezium's tombstone after a delete changes no row).
-TOMBSTONE_IS_NO_CHANGE = {"debezium-json", "debezium-bson"}
+TOMBSTONE_IS_NO_CHANGE = {"debezium-json", "debezium-bson", "debezium-avro"}
 
 
 def _cases() -> list[Any]:

@@ -185,12 +185,12 @@ def test_refused_before_start(extra: list[str], message: str, capsys: pytest.Cap
     assert message in capsys.readouterr().err
 
 
-def test_value_format_that_is_planned_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+def test_debezium_avro_without_a_registry_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["kafka_sync_table", "--warehouse", "/w", "--database", "d", "--table", "t"]
     argv += ["--kafka_conf", "properties.bootstrap.servers=x", "--kafka_conf", "topic=t"]
     argv += ["--kafka_conf", "value.format=debezium-avro"]
     assert main(argv) == 2
-    assert "value.format='debezium-avro' is not supported yet" in capsys.readouterr().err
+    assert "value.format=debezium-avro needs --kafka-conf schema.registry.url" in capsys.readouterr().err
 
 
 def test_table_sync_partition_keys_must_be_primary_keys(capsys: pytest.CaptureFixture[str]) -> None:

@@ -118,9 +118,25 @@ def test_paimon_failures_fail_with_paimons_message(conf: dict[str, str], paimon:
     assert paimon in str(info.value)
 
 
-def test_planned_formats_point_to_the_readme() -> None:
-    with pytest.raises(ValueError, match=r"value.format='debezium-avro' is not supported yet.*README, Limitations"):
+def test_debezium_avro_needs_a_schema_registry_url() -> None:
+    with pytest.raises(ValueError, match=r"value.format=debezium-avro needs --kafka-conf schema.registry.url="):
         check_kafka_conf({**BASE, "value.format": "debezium-avro"})
+    assert check_kafka_conf({**BASE, "value.format": "debezium-avro", "schema.registry.url": "http://r:8081"}) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "refused"),
+    [
+        ("registry:8081", "is not an http:// or https:// URL"),
+        ("http://user:secret-pw@registry:8081", "carries credentials"),
+        ("http://a:8081,ftp://b", "is not an http:// or https:// URL"),
+    ],
+)
+def test_schema_registry_url_is_checked(url: str, refused: str) -> None:
+    conf = {**BASE, "value.format": "debezium-avro", "schema.registry.url": url}
+    with pytest.raises(ValueError, match=refused) as info:
+        check_kafka_conf(conf)
+    assert "secret-pw" not in str(info.value)
 
 
 def test_debezium_bson_is_accepted() -> None:

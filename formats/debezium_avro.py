@@ -1,0 +1,375 @@
+"""debezium-avro: Debezium change events as Kafka Connect's AvroConverter writes them, with a Confluent
+Schema Registry.
+
+    value: 0x00 | schema id (4 bytes, big-endian) | Avro binary of the Envelope record
+           {before: Value | null, after: Value | null, source: {db, table, ts_ms, ...}, op, ts_ms, ...}
+    key:   0x00 | schema id | Avro binary of the Key record (its fields are the primary keys)
+
+This module is pure: it reads the wire format and decodes the Avro body with fastavro against the writer
+schema, which it asks of a ``SchemaSource`` (schema id -> the schema's JSON text). The registry client
+that answers lives in ``ingest.kafka.schema_registry``; a parser is built per process around one
+(``DebeziumAvroParser``), and caches what it derives from each schema id. Schemas are looked up by the
+id each message carries, never by a subject, so topics with different schemas read side by side (Paimon
+#7859 looked every topic's records up under one topic's subject).
+
+Semantics follow Apache Paimon's ``DebeziumAvroRecordParser``:
+
+* ``c``/``r`` insert ``after``, ``d`` deletes ``before``, ``u`` updates ``before`` to ``after`` (Paimon's
+  -D/+I; a null ``before`` leaves ``after``). A Kafka tombstone (no value) carries no change: ``[]``.
+* database and table are ``source.db`` / ``source.table``; the time is ``source.ts_ms``, else ``ts_ms``.
+* Primary keys are the fields of the key's record schema (read from the key's schema alone; a key that
+  is not in the wire format gives none, as a non-JSON key does for debezium-json).
+* A column is named by its ``__debezium.source.column.name`` parameter where Debezium gives one, else by
+  its Avro field name (Paimon's rule).
+* Types: each field's Connect type (``connect.type``, else the Avro type), logical name (``connect.name``)
+  and parameters (``connect.parameters``) go through ``schema_evolution.debezium_types.plan_column``, the
+  mapping the debezium-json schema envelope uses, so a table reads the same from either format; values
+  are handed to its converters in the JSON converter's form (bytes as base64), so they convert alike.
+  Avro ``logicalType`` annotations are not applied when decoding: the Connect name decides, as in JSON.
+* Unlike Paimon, which logs and skips them, ``t`` (truncate) and ``m`` (message) stop the job as they do
+  for debezium-json (``UnsupportedChange``): skipping a truncate would leave rows the source no longer has.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import fastavro
+import orjson
+
+from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SchemaChangeEvent, SourceSchema, TypeSystem
+from schema_evolution.debezium_types import ColumnPlan, plan_column
+from schema_evolution.errors import MalformedMessage, SourcePosition, UnsupportedChange
+from schema_evolution.payloads import preview, reason
+
+FORMAT = "debezium-avro"
+
+MAGIC_BYTE = 0
+HEADER_BYTES = 5  # magic byte + 4-byte schema id
+
+# schema id, and the message it is needed for (errors name it) -> the writer schema's JSON text
+SchemaSource = Callable[[int, SourcePosition], str]
+
+_OPS = {"c": Op.INSERT, "r": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
+_UNSUPPORTED = {
+    "t": "debezium truncate ('op': 't') is not supported yet: it has no row-level form. Empty the Paimon "
+    "table yourself if the truncate should apply, then restart the job from the next offset; to keep "
+    "truncates out of the topic, set the Debezium connector's skipped.operations=t",
+    "m": "a debezium logical-decoding message ('op': 'm') is not a row change: keep them out of the topic "
+    "(the Debezium connector's message.prefix.exclude.list), then restart the job from the next offset",
+}
+_COLUMN_NAME = "__debezium.source.column.name"
+# Avro types to Kafka Connect's (an int's connect.type says int8/int16 where Debezium narrowed it)
+_CONNECT_TYPES = {
+    "int": "int32",
+    "long": "int64",
+    "float": "float32",
+    "double": "float64",
+    "boolean": "boolean",
+    "string": "string",
+    "bytes": "bytes",
+    "fixed": "bytes",
+    "enum": "string",
+    "record": "struct",
+    "array": "array",
+    "map": "map",
+}
+
+
+def schema_id(data: bytes, pos: SourcePosition, what: str = "value") -> int:
+    """The schema id of one message value or key in the Confluent wire format (``MalformedMessage``
+    if it is not in it)."""
+    if len(data) < HEADER_BYTES or data[0] != MAGIC_BYTE:
+        raise MalformedMessage(
+            FORMAT,
+            pos,
+            f"the {what} is not in the Confluent Schema Registry wire format (magic byte 0, a 4-byte schema id, "
+            f"the Avro body); {len(data)} bytes starting with byte {data[0] if data else 'none'}",
+        )
+    return int.from_bytes(data[1:HEADER_BYTES], "big")
+
+
+@dataclass(frozen=True, slots=True)
+class _Column:
+    field: str  # the Avro field name (where the value is)
+    name: str  # the column name
+    plan: ColumnPlan
+    adapt: Callable[[Any], Any] | None  # Avro value -> the JSON converter's form, before plan.convert
+
+
+@dataclass(frozen=True, slots=True)
+class _Envelope:
+    """What one value schema id gives: the parsed writer schema and the row's columns."""
+
+    writer: Any
+    columns: tuple[_Column, ...]
+    fields: tuple[tuple[str, str | None], ...]
+
+
+class DebeziumAvroParser:
+    """A ``formats.Parser`` for debezium-avro over one ``SchemaSource``; caches per schema id."""
+
+    def __init__(self, schemas: SchemaSource) -> None:
+        self._schemas = schemas
+        self._envelopes: dict[int, _Envelope] = {}
+        self._keys: dict[int, tuple[str, ...]] = {}
+        self._source_schemas: dict[tuple[int, int | None], SourceSchema] = {}
+
+    def __call__(self, value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[ChangeEvent]:
+        if value is None:
+            return []  # tombstone
+        pos = ctx.position
+        value_id = schema_id(value, pos)
+        envelope = self._envelopes.get(value_id)
+        if envelope is None:
+            envelope = self._envelopes[value_id] = _envelope(self._schemas(value_id, pos), value_id, pos)
+        root = _decode(envelope.writer, value, value_id, pos)
+        if not isinstance(root, dict):
+            raise MalformedMessage(FORMAT, pos, f"schema {value_id} is not a record schema (a Debezium Envelope)")
+
+        source = root.get("source")
+        source = source if isinstance(source, dict) else {}
+        database, table = _text(source.get("db")), _text(source.get("table"))
+        ts = source.get("ts_ms")
+        op_ts = ts if isinstance(ts, int) else root.get("ts_ms") if isinstance(root.get("ts_ms"), int) else None
+
+        op_name = root.get("op")
+        if op_name is None and isinstance(root.get("ddl"), str):
+            return [SchemaChangeEvent(_text(root.get("databaseName")) or database, table, root["ddl"], op_ts)]
+        if not isinstance(op_name, str):
+            raise MalformedMessage(FORMAT, pos, "field 'op' is missing or not a string")
+        op = _OPS.get(op_name)
+        if op is None:
+            if op_name in _UNSUPPORTED:
+                raise UnsupportedChange(f"{database}.{table}", pos, _UNSUPPORTED[op_name])
+            raise MalformedMessage(FORMAT, pos, f"unknown 'op' {preview(op_name)} (expected c, r, u, d)")
+        if not envelope.columns and not envelope.fields:
+            raise MalformedMessage(FORMAT, pos, f"schema {value_id} has no 'after' or 'before' record")
+
+        schema = self._source_schema(envelope, value_id, key, pos)
+        after = _row(root, "after", op is not Op.DELETE, op_name, envelope, pos)
+        before = _row(root, "before", op is Op.DELETE, op_name, envelope, pos)
+        if op is Op.INSERT:
+            return [DataChangeEvent(op, database, table, schema, None, after, op_ts)]
+        if op is Op.DELETE:
+            return [DataChangeEvent(op, database, table, schema, before, None, op_ts)]
+        assert after is not None
+        return [DataChangeEvent(op, database, table, schema, before if before is not None else after, after, op_ts)]
+
+    def _source_schema(
+        self, envelope: _Envelope, value_id: int, key: bytes | None, pos: SourcePosition
+    ) -> SourceSchema:
+        key_id = _key_id(key)
+        cached = self._source_schemas.get((value_id, key_id))
+        if cached is not None:
+            return cached
+        keys: tuple[str, ...] = ()
+        if key_id is not None:
+            keys = self._keys.get(key_id) or ()
+            if key_id not in self._keys:
+                keys = self._keys[key_id] = _key_names(self._schemas(key_id, pos), key_id, pos)
+        schema = SourceSchema(envelope.fields, keys, TypeSystem.PAIMON)
+        if len(self._source_schemas) >= 4096:
+            self._source_schemas.clear()
+        self._source_schemas[(value_id, key_id)] = schema
+        return schema
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _key_id(key: bytes | None) -> int | None:
+    if not key or len(key) < HEADER_BYTES or key[0] != MAGIC_BYTE:
+        return None  # not an Avro key: no primary keys from it (debezium-json ignores a non-JSON key too)
+    return int.from_bytes(key[1:HEADER_BYTES], "big")
+
+
+def _decode(writer: Any, data: bytes, value_id: int, pos: SourcePosition) -> Any:
+    try:
+        return fastavro.schemaless_reader(io.BytesIO(data[HEADER_BYTES:]), writer, None)
+    except RecursionError:
+        raise MalformedMessage(FORMAT, pos, f"the Avro body nests too deeply for schema {value_id}") from None
+    except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, ... on bytes that do not fit
+        raise MalformedMessage(
+            FORMAT, pos, f"the Avro body does not decode with schema {value_id} ({type(exc).__name__})"
+        ) from None
+
+
+def _load_schema(text: str, schema_id_: int, pos: SourcePosition) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        raise MalformedMessage(FORMAT, pos, f"schema {schema_id_} from the registry is not JSON") from None
+
+
+def _envelope(text: str, value_id: int, pos: SourcePosition) -> _Envelope:
+    raw = _load_schema(text, value_id, pos)
+    named: dict[str, dict[str, Any]] = {}
+    _collect_named(raw, None, named)
+    try:
+        writer = fastavro.parse_schema(_without_logical_types(raw))
+    except Exception as exc:  # fastavro's SchemaParseException and friends
+        raise MalformedMessage(FORMAT, pos, f"schema {value_id} is not an Avro schema fastavro reads ({exc})") from None
+    record = _resolve(raw, named)
+    row_schema = None
+    if isinstance(record, dict) and record.get("type") == "record":
+        fields = {f.get("name"): f for f in record.get("fields") or () if isinstance(f, dict)}
+        for name in ("after", "before"):
+            if name in fields:
+                candidate = _resolve(_non_null(fields[name].get("type")), named)
+                if isinstance(candidate, dict) and candidate.get("type") == "record":
+                    row_schema = candidate
+                    break
+    if row_schema is None:
+        return _Envelope(writer, (), ())
+    columns = []
+    for f in row_schema.get("fields") or ():
+        field_type = _resolve(_non_null(f.get("type")), named)
+        try:
+            columns.append(_column(f["name"], field_type))
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise MalformedMessage(
+                FORMAT, pos, f"schema {value_id}: bad schema of column {preview(f.get('name'))}: {exc}"
+            ) from None
+    return _Envelope(writer, tuple(columns), tuple((c.name, c.plan.paimon_type) for c in columns))
+
+
+def _key_names(text: str, key_id: int, pos: SourcePosition) -> tuple[str, ...]:
+    raw = _load_schema(text, key_id, pos)
+    named: dict[str, dict[str, Any]] = {}
+    _collect_named(raw, None, named)
+    record = _resolve(_non_null(raw), named)
+    if not isinstance(record, dict) or record.get("type") != "record":
+        return ()
+    names = []
+    for f in record.get("fields") or ():
+        props = _resolve(_non_null(f.get("type")), named)
+        params = props.get("connect.parameters") if isinstance(props, dict) else None
+        column = params.get(_COLUMN_NAME) if isinstance(params, dict) else None
+        names.append(column if isinstance(column, str) else str(f.get("name")))
+    return tuple(names)
+
+
+def _column(field: str, avro: Any) -> _Column:
+    props: dict[str, Any] = avro if isinstance(avro, dict) else {"type": avro}
+    avro_type = props.get("type")
+    if isinstance(avro_type, dict | list):  # {"type": {"type": "int", ...}}: the inner schema
+        return _column(field, avro_type)
+    if not isinstance(avro_type, str):
+        raise ValueError("no Avro type")
+    params = props.get("connect.parameters")
+    params = {str(k): str(v) for k, v in params.items()} if isinstance(params, dict) else {}
+    connect_type = props.get("connect.type") or _CONNECT_TYPES.get(avro_type, "string")
+    logical = props.get("connect.name")
+    plan = plan_column(connect_type, logical if isinstance(logical, str) else None, params)
+    name = params.get(_COLUMN_NAME) or field
+    if plan.convert is None:
+        adapt = _json_text if avro_type in ("record", "array", "map") else None
+        return _Column(field, name, plan, adapt)
+    if connect_type == "bytes" and logical is None:
+        return _Column(field, name, ColumnPlan(plan.paimon_type), None)  # the bytes as they are
+    return _Column(field, name, plan, _connect_json)
+
+
+def _row(
+    root: dict[str, Any], name: str, required: bool, op: str, envelope: _Envelope, pos: SourcePosition
+) -> dict[str, Any] | None:
+    record = root.get(name)
+    if record is None:
+        if required:
+            raise MalformedMessage(FORMAT, pos, f"field '{name}' is missing or null in an 'op': '{op}' message")
+        return None
+    if not isinstance(record, dict):
+        raise MalformedMessage(FORMAT, pos, f"field '{name}' is not a record")
+    row: dict[str, Any] = {}
+    for column in envelope.columns:
+        value = record.get(column.field)
+        if value is not None:
+            try:
+                if column.adapt is not None:
+                    value = column.adapt(value)
+                if column.plan.convert is not None:
+                    value = column.plan.convert(value)
+            except (ValueError, TypeError, OverflowError, struct.error) as exc:  # struct: a geometry's SRID
+                raise MalformedMessage(
+                    FORMAT,
+                    pos,
+                    f"column '{column.name}' ({column.plan.paimon_type}): cannot read {preview(value, 60)}: "
+                    f"{reason(exc, value)}",
+                ) from None
+        row[column.name] = value
+    return row
+
+
+def _connect_json(value: Any) -> Any:
+    """An Avro value in the form Kafka Connect's JSON converter writes: bytes as base64, records as objects."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, dict):
+        return {k: _connect_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_connect_json(v) for v in value]
+    return value
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(_connect_json(value)).decode()
+
+
+def _non_null(avro: Any) -> Any:
+    """The non-null branch of an optional ``["null", X]`` union."""
+    if isinstance(avro, list):
+        rest = [t for t in avro if t != "null"]
+        if len(rest) == 1:
+            return rest[0]
+    return avro
+
+
+def _resolve(avro: Any, named: dict[str, dict[str, Any]]) -> Any:
+    """A reference to a named type (``"io.debezium.data.geometry.Geometry"``) as the type it names."""
+    if isinstance(avro, str) and avro in named:
+        return named[avro]
+    return avro
+
+
+def _collect_named(avro: Any, namespace: str | None, named: dict[str, dict[str, Any]]) -> None:
+    """Every named type of a schema (records, enums, fixed) by its full and its short name."""
+    if isinstance(avro, list):
+        for branch in avro:
+            _collect_named(branch, namespace, named)
+        return
+    if not isinstance(avro, dict):
+        return
+    kind = avro.get("type")
+    if isinstance(kind, dict | list):
+        _collect_named(kind, namespace, named)
+        return
+    name = avro.get("name")
+    if kind in ("record", "enum", "fixed", "error") and isinstance(name, str):
+        space = avro.get("namespace") if isinstance(avro.get("namespace"), str) else namespace
+        full = name if "." in name or not space else f"{space}.{name}"
+        named[full] = avro
+        named.setdefault(name, avro)
+        namespace = full.rsplit(".", 1)[0] if "." in full else space
+    for f in avro.get("fields") or ():
+        if isinstance(f, dict):
+            _collect_named(f.get("type"), namespace, named)
+    for part in ("items", "values"):
+        if part in avro:
+            _collect_named(avro[part], namespace, named)
+
+
+def _without_logical_types(avro: Any) -> Any:
+    """The schema with Avro ``logicalType`` annotations removed: the binary is the same, and fastavro
+    then returns the raw numbers and bytes that the Connect names convert."""
+    if isinstance(avro, dict):
+        return {k: _without_logical_types(v) for k, v in avro.items() if k != "logicalType"}
+    if isinstance(avro, list):
+        return [_without_logical_types(v) for v in avro]
+    return avro
