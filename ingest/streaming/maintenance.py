@@ -23,6 +23,7 @@ from ingest import logs
 from sinks.compaction import append_compactor, compactor
 from sinks.compaction.append_picks import PartitionAges
 from sinks.compaction.lsm import CompactionOptions
+from sinks.crash_points import crash_point
 from sinks.lifecycle import auto_tags, expire, partitions
 from sinks.lifecycle.auto_tags import AutoTagOptions
 from sinks.lifecycle.partition_expiry import PartitionExpiryOptions
@@ -87,6 +88,7 @@ class StreamMaintenance:
             started = time.monotonic()
             # One Spark task per bucket; only file metadata travels back to the driver.
             changes = spark.sparkContext.parallelize(tasks, len(tasks)).map(_compact_task).collect()
+            crash_point("compaction-written")
             by_table: dict[str, list[CompactChange]] = defaultdict(list)
             for task, change in zip(tasks, changes, strict=True):
                 by_table[task.table].append(change)

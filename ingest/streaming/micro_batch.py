@@ -28,6 +28,7 @@ from ingest.streaming.maintenance import StreamMaintenance
 from ingest.streaming.stopping import BatchGate
 from ingest.streaming.write_task import write_task
 from schema_evolution.payloads import ddl_fields
+from sinks.crash_points import crash_point
 from sinks.layout import RecordSchema
 from sinks.table.prepare import TablePreparer
 from sinks.write.bucket_routing import MIN_ROWS, plan_routings
@@ -282,7 +283,10 @@ class MicroBatchProcessor:
         tables = [t for t in plan.tables if by_table.get(t)]
         if self.guard is not None:
             self.guard.before_commit(tables)
-        for table in tables:
+        crash_point("before-commit")
+        for i, table in enumerate(tables):
+            if i:
+                crash_point("between-table-commits")
             if self.guard is not None:
                 self.guard.before_table_commit(table)
             if self.committer.commit(table, plan.batch_id, by_table[table]):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from sinks.crash_points import crash_point
 from sinks.lifecycle.retention import RetentionOptions, expire_changelog_until, expire_until
 from sinks.store.changelogs import (
     long_lived_changelog_ids,
@@ -91,6 +92,7 @@ def expire_snapshots(
     counts = _sweep(table, removed=expired, boundary=first_kept, tags=tags, also_removed_by=first_kept, keep=keep)
     if keep.changelog:
         _keep_changelogs(table, expired)
+    crash_point("expiry-manifests-deleted")
     # Snapshot files last: until they are gone the run can be repeated.
     _delete(table.file_io, [manager.get_snapshot_path(s.id) for s in expired])
     table.file_io.overwrite_file_utf8(f"{manager_dir}/EARLIEST", str(end))
@@ -277,6 +279,7 @@ def _sweep(
     file_io = table.file_io
     _delete(file_io, list(doomed_data.values()) + list(doomed_changelog.values()))
     _delete(file_io, [p for name, p in doomed_index.items() if name not in kept_index])
+    crash_point("expiry-data-deleted")
     # Manifests, manifest lists and index manifests all live in manifest/.
     manifest_dir = f"{table.table_path.rstrip('/')}/manifest"
     _delete(file_io, [f"{manifest_dir}/{name}" for name in doomed_manifests])

@@ -15,6 +15,7 @@ from schema_evolution.evolution import Comments, diff
 from schema_evolution.type_mapping import TypeMappingMode
 from sinks.compaction.merge.options import MergeOptions
 from sinks.compaction.record_expiry import RecordExpiry
+from sinks.crash_points import crash_point
 from sinks.layout import RecordSchema, TableLayout
 from sinks.local_files import write_atomically
 from sinks.table.catalog import Catalog
@@ -124,6 +125,7 @@ class TablePreparer:
                 if layout is None:
                     shards = [r for t, r in schemas if t == table]
                     layout = self._create(table, record, shards)
+                    crash_point("table-created")
                     self._remember_created(table)
                     created_from[table] = record
                 else:
@@ -145,6 +147,8 @@ class TablePreparer:
                             raise self._incompatible(table, layout, record, str(exc)) from None
                         raise SchemaChangeRefused(table, exc) from None
                     layout = self.catalog.apply(layout, changes)
+                    if changes:
+                        crash_point("table-altered")
                 self._verified.add(table)
                 layouts[table] = layout
             except LakeCdcError as exc:
