@@ -20,7 +20,8 @@ Semantics follow Apache Paimon's ``DebeziumAvroRecordParser``:
 * Primary keys are the fields of the key's record schema (read from the key's schema alone; a key that
   is not in the wire format gives none, as a non-JSON key does for debezium-json).
 * A column is named by its ``__debezium.source.column.name`` parameter where Debezium gives one, else by
-  its Avro field name (Paimon's rule).
+  its Avro field name; a record-typed column (a geometry, whose named type later columns share) always by
+  its field name (Paimon's rule).
 * Types: each field's Connect type (``connect.type``, else the Avro type), logical name (``connect.name``)
   and parameters (``connect.parameters``) go through ``schema_evolution.debezium_types.plan_column``, the
   mapping the debezium-json schema envelope uses, so a table reads the same from either format; values
@@ -268,7 +269,9 @@ def _column(field: str, avro: Any) -> _Column:
     connect_type = props.get("connect.type") or _CONNECT_TYPES.get(avro_type, "string")
     logical = props.get("connect.name")
     plan = plan_column(connect_type, logical if isinstance(logical, str) else None, params)
-    name = params.get(_COLUMN_NAME) or field
+    # A record (a geometry) may be a named type shared by several columns, whose parameters name the first
+    # one: its field name names it (Paimon's rule too).
+    name = field if avro_type == "record" else params.get(_COLUMN_NAME) or field
     if plan.convert is None:
         adapt = _json_text if avro_type in ("record", "array", "map") else None
         return _Column(field, name, plan, adapt)

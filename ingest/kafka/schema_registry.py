@@ -15,6 +15,7 @@ naming the registry URL and the message's topic, partition and offset. An id the
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -30,9 +31,10 @@ log = structlog.get_logger(__name__)
 
 URL_OPTION = "schema.registry.url"  # Paimon's --kafka-conf key (MessageQueueSchemaUtils.SCHEMA_REGISTRY_URL)
 
-# How long an unreachable registry is retried before the read stops, and the first pause (doubled up to
-# MAX_PAUSE_SECONDS). Module constants so that tests can shorten them.
+# How long an unreachable registry is retried before the read stops (LAKECDC_SCHEMA_REGISTRY_RETRY_SECONDS
+# overrides it, in the read tasks too), and the first pause (doubled up to MAX_PAUSE_SECONDS).
 RETRY_SECONDS = 60.0
+RETRY_ENV = "LAKECDC_SCHEMA_REGISTRY_RETRY_SECONDS"
 FIRST_PAUSE_SECONDS = 0.5
 MAX_PAUSE_SECONDS = 8.0
 _TIMEOUT_SECONDS = 10
@@ -104,7 +106,8 @@ class RegistrySchemas:
     def _fetch(self, schema_id: int, pos: SourcePosition) -> str:
         from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-        deadline = time.monotonic() + RETRY_SECONDS
+        retry_seconds = float(os.environ.get(RETRY_ENV) or RETRY_SECONDS)
+        deadline = time.monotonic() + retry_seconds
         pause = FIRST_PAUSE_SECONDS
         attempt = 0
         while True:
@@ -141,7 +144,7 @@ class RegistrySchemas:
             if time.monotonic() + pause > deadline:
                 raise SchemaRegistryUnavailable(
                     f"the Schema Registry at {self.url} could not be reached for schema id {schema_id} of the "
-                    f"message at {pos} ({attempt} attempts over {RETRY_SECONDS:.0f} s; last: {failure}); "
+                    f"message at {pos} ({attempt} attempts over {retry_seconds:.0f} s; last: {failure}); "
                     f"check --kafka-conf {URL_OPTION} and the registry, then restart the job (it resumes from its "
                     "checkpoint)"
                 )
