@@ -1,20 +1,21 @@
 """The binlog phase of the MySQL source: row changes of the captured tables between two binlog
-positions, followed through DDL, as chunk rows (``BinlogReader``)."""
+positions (``ingest.mysql.binlog_stream``, which survives a server restart), followed through DDL, as
+chunk rows (``BinlogReader``)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 import structlog
 
 from formats.events import DataChangeEvent, Op
+from ingest.mysql.binlog_stream import CatalogueConnection, binlog_rows
 from ingest.mysql.client import (
     MySqlSourceError,
-    connect,
-    lost_position,
     variables,
 )
 from ingest.mysql.schema_history import SchemaHistory, follow_ddl, unfollowed_ddl
@@ -33,95 +34,6 @@ from schema_evolution.errors import BinlogPosition, MalformedMessage, SourcePosi
 from schema_evolution.mysql_tables import DdlError
 
 log = structlog.get_logger(__name__)
-
-BinlogRow = tuple[Op, str, str, dict[str, Any] | None, dict[str, Any] | None, Position, int]
-
-
-def _open_stream(spec: MySqlSourceSpec, start: Position, server_id: int) -> Any:
-    from pymysqlreplication import BinLogStreamReader
-
-    return BinLogStreamReader(
-        connection_settings=spec.connection.replication_settings(),
-        server_id=server_id,
-        resume_stream=True,
-        log_file=start[0],
-        log_pos=start[1],
-        blocking=False,
-        # is_mariadb=True makes mysql-replication stream by GTID from the start of the binlog and
-        # ignore log_file/log_pos; MariaDB serves the file/position dump (and its events decode) without it.
-        is_mariadb=False,
-        # Never drop an event silently (mysql-replication's default drops what it cannot decode).
-        filter_non_implemented_events=False,
-        freeze_schema=False,
-    )
-
-
-def binlog_rows(
-    spec: MySqlSourceSpec,
-    start: Position,
-    end: Position,
-    server_id: int,
-    only: set[str] | None,
-    on_ddl: Callable[[str, str | None, int, Position], None] | None = None,
-    on_table_map: Callable[[Any, Position], None] | None = None,
-) -> Iterator[BinlogRow]:
-    """Row changes of the captured tables between two binlog positions, in binlog order."""
-    from pymysqlreplication.event import QueryEvent, RotateEvent
-    from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
-
-    db_re, table_re = re.compile(spec.database_regex), re.compile(spec.table_regex)
-    stream = _open_stream(spec, start, server_id)
-    end_offset = binlog_offset(end)
-    reached = False
-    try:
-        for event in stream:
-            log_pos = int(event.packet.log_pos)
-            position: Position = (str(stream.log_file), log_pos)
-            if isinstance(event, RotateEvent) or log_pos == 0:
-                continue
-            if binlog_offset(position) > end_offset:
-                reached = True
-                break
-            if isinstance(event, WriteRowsEvent | UpdateRowsEvent | DeleteRowsEvent):
-                database, table = str(event.schema), str(event.table)
-                if not (db_re.fullmatch(database) and table_re.fullmatch(table)):
-                    continue
-                if only is not None and f"{database}.{table}" not in only:
-                    continue
-                ts = int(event.timestamp) * 1000
-                for row in event.rows:
-                    if isinstance(event, WriteRowsEvent):
-                        yield Op.INSERT, database, table, None, row["values"], position, ts
-                    elif isinstance(event, UpdateRowsEvent):
-                        yield Op.UPDATE, database, table, row["before_values"], row["after_values"], position, ts
-                    else:
-                        yield Op.DELETE, database, table, row["values"], None, position, ts
-            elif isinstance(event, TableMapEvent) and on_table_map is not None:
-                on_table_map(event, position)
-            elif isinstance(event, QueryEvent) and on_ddl is not None:
-                text = event.query if isinstance(event.query, str) else event.query.decode("utf-8", "replace")
-                schema = event.schema.decode() if isinstance(event.schema, bytes) else event.schema
-                on_ddl(text, schema or None, int(event.timestamp) * 1000, position)
-            elif type(event).__name__ == "NotImplementedEvent":
-                raise MySqlSourceError(
-                    f"binlog event at {position[0]}:{position[1]} cannot be decoded (a compressed binlog?); "
-                    f"set log_bin_compress=OFF (MariaDB) or binlog_transaction_compression=OFF (MySQL)"
-                )
-            if binlog_offset(position) >= end_offset:
-                reached = True
-                break
-    except Exception as exc:  # pymysql's error 1236: the server cannot send the binlog from there
-        if exc.args and exc.args[0] == 1236:
-            where = f"{start[0]}:{start[1]}"
-            raise lost_position(f"the server cannot send the binlog from {where} ({exc.args[-1]})") from None
-        raise
-    finally:
-        stream.close()
-    if not reached:
-        raise MySqlSourceError(
-            f"the binlog ended before position {end[0]}:{end[1]}; was it purged? The job must start over "
-            f"with a new checkpoint (scan.startup.mode=initial)"
-        )
 
 
 def key_change_halves(
@@ -145,8 +57,8 @@ _CREATE_OR_ALTER = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(?:CREATE|ALTER)\s+TABLE", 
 
 
 def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.RecordBatch]:
-    with connect(spec.connection) as c:
-        reader = BinlogReader(spec, part, c)
+    with contextlib.ExitStack() as stack:
+        reader = BinlogReader(spec, part, CatalogueConnection(spec.connection, stack))
         yield from reader.read()
     yield from reader.finish()
 

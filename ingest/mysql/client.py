@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from typing import Any, TypeVar
 
 import structlog
 
+from ingest.mysql.backoff import OUTAGE_TIMEOUT_S, UNREACHABLE, Backoff
 from ingest.mysql.gtid import GtidSet
 from ingest.mysql.ssl import SslSettings
 from schema_evolution.errors import LakeCdcError
@@ -41,6 +41,12 @@ class MySqlConnection:
     def backoff(self) -> Backoff:
         return Backoff(self.connect_timeout, self.max_retries)
 
+    def outage_backoff(self) -> Backoff:
+        """Waits for a server that was reached before and went away (a restart, a failover): up to
+        ``OUTAGE_TIMEOUT_S`` (or ``connect.timeout`` if longer), whatever ``connect.max-retries`` says,
+        which bounds only the first connection (a wrong host or port still fails within connect.timeout)."""
+        return Backoff(max(self.connect_timeout, OUTAGE_TIMEOUT_S))
+
     def pymysql_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "host": self.hostname,
@@ -67,39 +73,24 @@ class MySqlConnection:
         return settings
 
 
-# Client errors that mean "not reachable right now": can't connect, gone away, lost, server shutting down.
-UNREACHABLE = {2003, 2006, 2013, 1053}
+# (host, port) this process has connected to: a server unreachable after that is away, not misconfigured.
+_reached: set[tuple[str, int]] = set()
 
 
-class Backoff:
-    """Waits between attempts to reach MySQL: 0.2 s, doubling up to 5 s, for as long as the next
-    wait still ends within ``seconds`` (``connect.timeout``) of the first attempt, and at most
-    ``retries`` times (``connect.max-retries``) when given."""
-
-    def __init__(self, seconds: float, retries: int | None = None) -> None:
-        self._deadline = time.monotonic() + seconds
-        self._retries = retries
-        self.wait = 0.2
-
-    def expired(self) -> bool:
-        if self._retries is not None and self._retries <= 0:
-            return True
-        return time.monotonic() + self.wait >= self._deadline
-
-    def sleep(self) -> None:
-        time.sleep(self.wait)
-        self.wait = min(self.wait * 2, 5.0)
-        if self._retries is not None:
-            self._retries -= 1
+class MySqlUnreachableError(MySqlSourceError):
+    """The server did not answer within the connection's retries (a wrong address, or an outage)."""
 
 
 @contextmanager
-def connect(conn: MySqlConnection) -> Iterator[Any]:
+def connect(conn: MySqlConnection, outage: bool = False) -> Iterator[Any]:
     """A connection, retried with backoff for up to ``connect.timeout`` while the server is
-    unreachable (a restart, a failover); refused credentials fail at once."""
+    unreachable; refused credentials fail at once. A server reached before by this process, or any
+    with ``outage`` (read tasks: the job started, so the server was there), is waited for longer: it
+    is restarting or failing over (``MySqlConnection.outage_backoff``)."""
     import pymysql
 
-    backoff = conn.backoff()
+    away = outage or (conn.hostname, conn.port) in _reached
+    backoff = conn.outage_backoff() if away else conn.backoff()
     while True:
         try:
             c = pymysql.connect(**conn.pymysql_kwargs())
@@ -126,13 +117,22 @@ def connect(conn: MySqlConnection) -> Iterator[Any]:
                 log.warning("MySQL unreachable, retrying", host=conn.hostname, port=conn.port, wait_s=backoff.wait)
                 backoff.sleep()
                 continue
+            if code in UNREACHABLE and away:
+                raise MySqlUnreachableError(
+                    f"cannot connect to MySQL at {conn.hostname}:{conn.port}: {exc.args[-1]}. The server was "
+                    f"reachable before and has not answered for {backoff.seconds:.0f} s (a restart or failover "
+                    "longer than that, or the network); start the job again once it is back: it resumes from its "
+                    "checkpoint"
+                ) from None
             # MariaDB answers a plain connection that require_secure_transport refuses with 1045.
             tls = " If the server requires TLS, set ssl.mode=required." if conn.ssl.mode == "disabled" else ""
-            raise MySqlSourceError(
+            error = MySqlUnreachableError if code in UNREACHABLE else MySqlSourceError
+            raise error(
                 f"cannot connect to MySQL at {conn.hostname}:{conn.port} as '{conn.username}': {exc.args[-1]}. "
                 f"Check --mysql-conf hostname, port, username and password (and connect.timeout, "
                 f"connect.max-retries).{tls}"
             ) from None
+    _reached.add((conn.hostname, conn.port))
     try:
         yield c
     finally:
@@ -141,10 +141,11 @@ def connect(conn: MySqlConnection) -> Iterator[Any]:
 
 def retrying(conn: MySqlConnection, query: Callable[[Any], T]) -> T:
     """``query(connection)``, on a new connection again when the server went away meanwhile (a
-    restart, a failover), for up to ``connect.timeout``: for the driver's short planning queries."""
+    restart, a failover): for the driver's short planning queries. A server this process reached
+    before is waited for up to ``MySqlConnection.outage_backoff``, else up to ``connect.timeout``."""
     import pymysql
 
-    backoff = conn.backoff()
+    backoff = conn.outage_backoff() if (conn.hostname, conn.port) in _reached else conn.backoff()
     while True:
         try:
             with connect(conn) as c:

@@ -1,8 +1,16 @@
-"""connect.max-retries bounds the retries of an unreachable server, within connect.timeout."""
+"""connect.max-retries bounds the retries of an unreachable server, within connect.timeout; a server
+reached before and gone is waited for longer (an outage)."""
 
 from __future__ import annotations
 
-from ingest.mysql.client import Backoff
+import time
+from typing import Any
+
+import pytest
+
+from deploy.local_kafka import free_port
+from ingest.mysql import client
+from ingest.mysql.client import Backoff, MySqlConnection, MySqlUnreachableError
 
 
 def test_retries_end_after_max_retries() -> None:
@@ -19,3 +27,20 @@ def test_retries_end_after_max_retries() -> None:
 def test_without_max_retries_the_timeout_bounds_them() -> None:
     assert not Backoff(3600).expired()
     assert Backoff(0.1).expired()
+
+
+def test_a_server_reached_before_is_waited_for_longer_than_a_wrong_address(monkeypatch: Any) -> None:
+    """A server this process never reached fails within connect.timeout (a wrong host or port); one it
+    reached before is away (a restart, a failover) and is waited for up to the outage timeout (#23)."""
+    monkeypatch.setattr(client, "OUTAGE_TIMEOUT_S", 3.0)
+    conn = MySqlConnection("127.0.0.1", free_port(), "root", connect_timeout=1, max_retries=1)
+    assert conn.outage_backoff().seconds == 3.0
+    started = time.monotonic()
+    with pytest.raises(MySqlUnreachableError, match="Check --mysql-conf hostname"), client.connect(conn):
+        pass
+    assert time.monotonic() - started < 2.5
+    monkeypatch.setattr(client, "_reached", {(conn.hostname, conn.port)})
+    started = time.monotonic()
+    with pytest.raises(MySqlUnreachableError, match="reachable before"), client.connect(conn):
+        pass
+    assert time.monotonic() - started >= 2.0
