@@ -23,6 +23,7 @@ import structlog
 from formats import Parser, get_parser
 from formats.events import DataChangeEvent, MessageContext
 from ingest.kafka.options import librdkafka_config, topic_list
+from ingest.kafka.outage import call, is_unavailable_error, timeout_seconds
 from ingest.kafka.schema_registry import parser_for
 from ingest.source import SourceSettings
 from schema_evolution.errors import LakeCdcError, SourcePosition
@@ -130,7 +131,7 @@ def check_schema_discoverable(settings: SourceSettings) -> None:
     consumer = _consumer(conf)
     try:
         topic = _first_topic(consumer, conf)
-        partition = _first_partition(consumer, topic)
+        partition = _first_partition(consumer, conf, topic)
         log.info("reading the topic for the new table's schema", table=table, topic=topic, partition=partition)
         found = discover(_poller(consumer, topic, partition), parse, topic, partition, sleeps)
     finally:
@@ -156,7 +157,8 @@ def _first_topic(consumer: Any, conf: Mapping[str, str]) -> str:
         return topics[0]
     pattern = conf.get("topic-pattern", "")
     regex = re.compile(pattern)
-    names = sorted(t for t in consumer.list_topics(timeout=30).topics if regex.fullmatch(t) and not t.startswith("__"))
+    md = _list_topics(consumer, conf, None)
+    names = sorted(t for t in md.topics if regex.fullmatch(t) and not t.startswith("__"))
     if not names:
         raise LakeCdcError(
             f"Cannot find topics match the topic-pattern {pattern} (kafka-sync-table needs a topic to read; create "
@@ -165,8 +167,15 @@ def _first_topic(consumer: Any, conf: Mapping[str, str]) -> str:
     return names[0]
 
 
-def _first_partition(consumer: Any, topic: str) -> int:
-    meta = consumer.list_topics(topic, timeout=30).topics.get(topic)
+def _list_topics(consumer: Any, conf: Mapping[str, str], topic: str | None) -> Any:
+    """Topic metadata, waited for while no broker answers (``lakecdc.broker-unavailable-timeout``)."""
+    servers = conf.get("properties.bootstrap.servers", "")
+    what = f"reading topic '{topic}''s metadata" if topic else "listing the topics (list_topics)"
+    return call(lambda timeout: consumer.list_topics(topic, timeout=timeout), what, servers, timeout_seconds(conf))
+
+
+def _first_partition(consumer: Any, conf: Mapping[str, str], topic: str) -> int:
+    meta = _list_topics(consumer, conf, topic).topics.get(topic)
     if meta is None or meta.error is not None or not meta.partitions:
         reason = "not in metadata" if meta is None else (meta.error or "no partitions")
         raise LakeCdcError(
@@ -191,6 +200,8 @@ def _poller(consumer: Any, topic: str, partition: int) -> Callable[[float], Iter
                 break
             err = m.error()
             if err is not None:
+                if is_unavailable_error(err):
+                    continue  # librdkafka reconnects by itself
                 if err.fatal() or not err.retriable():
                     raise LakeCdcError(f"Kafka topic '{topic}', partition {partition}: {err}")
                 continue

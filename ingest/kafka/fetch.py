@@ -1,6 +1,9 @@
 """What a Kafka read task runs on an executor: one partition's offsets ``[start, end)`` fetched with
 confluent-kafka, as raw Arrow batches when no parser is given. A range whose offsets the partition
-no longer holds stops the task naming them; nothing is skipped (#23)."""
+no longer holds stops the task naming them; nothing is skipped (#23). While no broker answers (a broker
+restarted, the network cut) the task waits, librdkafka reconnecting by itself, up to
+``lakecdc.broker-unavailable-timeout`` without a message; then it fails with ``BrokerUnavailableError``
+(ingest.kafka.outage)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from ingest.kafka.offset_checks import KafkaSourceError, lost_range_message
-from schema_evolution.errors import TransientError
+from ingest.kafka.outage import CALL_TIMEOUT_S, BrokerUnavailableError, is_unavailable_error, unavailable_message
 
 RAW_DDL = (
     "topic string, partition int, offset bigint, timestamp timestamp, timestamp_type int, key binary, value binary"
@@ -41,9 +44,10 @@ Message = tuple[bytes | None, bytes | None, int, int | None, int]
 
 
 def fetch_range(
-    properties: Mapping[str, str], topic: str, partition: int, start: int, end: int, poll_timeout_s: float
+    properties: Mapping[str, str], topic: str, partition: int, start: int, end: int, timeout_s: float
 ) -> Iterator[Message]:
-    """Messages ``[start, end)`` of one partition as ``(value, key, offset, ts_ms, ts_type)``."""
+    """Messages ``[start, end)`` of one partition as ``(value, key, offset, ts_ms, ts_type)``; ``timeout_s``:
+    how long to wait for the next message while the broker does not answer."""
     from confluent_kafka import Consumer, KafkaError, TopicPartition
 
     props: dict[str, Any] = {**properties, "enable.auto.commit": False, "enable.partition.eof": False}
@@ -57,30 +61,34 @@ def fetch_range(
     try:
         consumer.assign([TopicPartition(topic, partition, start)])
         nxt = start
-        deadline = time.monotonic() + poll_timeout_s
+        waiting_since = time.monotonic()
+        last_error = "no message arrived"
         while nxt < end:
             msgs = consumer.consume(num_messages=min(FETCH, end - nxt), timeout=1.0)
-            if not msgs:
+            # librdkafka reports a broker it cannot reach as error events, and reconnects by itself
+            away = [m.error() for m in msgs if is_unavailable_error(m.error())]
+            last_error = str(away[-1]) if away else last_error
+            real = [m for m in msgs if not is_unavailable_error(m.error())]
+            if not real:
                 position = consumer.position([TopicPartition(topic, partition)])[0].offset
                 if position >= end:  # the rest were transaction markers or compacted away
                     break
-                _check_still_there(consumer, topic, partition, nxt, end)
-                if time.monotonic() > deadline:
-                    raise TransientError(
-                        f"{where}: offsets {nxt}..{end - 1} could not be fetched within {poll_timeout_s:.0f} s; "
-                        "is the broker reachable?"
-                    )
+                left = timeout_s - (time.monotonic() - waiting_since)
+                _check_still_there(consumer, topic, partition, nxt, end, max(1.0, min(CALL_TIMEOUT_S, left)))
+                waited = time.monotonic() - waiting_since
+                if waited > timeout_s:
+                    what = f"fetching offsets {nxt}..{end - 1} of topic '{topic}', partition {partition}"
+                    servers = str(properties.get("bootstrap.servers", ""))
+                    raise BrokerUnavailableError(unavailable_message(servers, what, waited, timeout_s, last_error))
                 continue
-            deadline = time.monotonic() + poll_timeout_s
-            for m in msgs:
+            waiting_since = time.monotonic()
+            for m in real:
                 err = m.error()
                 if err is not None:
                     if err.code() == KafkaError._AUTO_OFFSET_RESET or err.code() == KafkaError.OFFSET_OUT_OF_RANGE:
-                        low, high = _watermarks(consumer, topic, partition)
+                        low, high = _watermarks(consumer, topic, partition, CALL_TIMEOUT_S)
                         raise KafkaSourceError(lost_range_message(topic, partition, nxt, low, high))
-                    if err.fatal() or not err.retriable():
-                        raise KafkaSourceError(f"{where}: {err}")
-                    raise TransientError(f"{where}: {err}")
+                    raise KafkaSourceError(f"{where}: {err}")
                 off = m.offset()
                 if off is None:  # only error events lack an offset, and those were handled above
                     continue
@@ -94,20 +102,20 @@ def fetch_range(
         consumer.close()
 
 
-def _watermarks(consumer: Any, topic: str, partition: int) -> tuple[int, int]:
+def _watermarks(consumer: Any, topic: str, partition: int, timeout: float) -> tuple[int, int]:
     from confluent_kafka import TopicPartition
 
-    low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30, cached=False)
+    low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout, cached=False)
     return int(low), int(high)
 
 
-def _check_still_there(consumer: Any, topic: str, partition: int, nxt: int, end: int) -> None:
+def _check_still_there(consumer: Any, topic: str, partition: int, nxt: int, end: int, timeout: float) -> None:
     """Nothing came: if the partition no longer holds the offsets planned (retention ran, or the topic
     was truncated or re-created, since planning), stop now rather than wait or skip. Brokers need not
     answer such a fetch with OFFSET_OUT_OF_RANGE at once (tansu does not)."""
     try:
-        low, high = _watermarks(consumer, topic, partition)
-    except Exception:  # the broker is unreachable: the poll deadline decides
+        low, high = _watermarks(consumer, topic, partition, timeout)
+    except Exception:  # the broker is unreachable: the wait's timeout decides
         return
     if nxt < low or high < end:
         raise KafkaSourceError(lost_range_message(topic, partition, nxt, low, high))

@@ -16,6 +16,7 @@ from ingest.kafka.options import (
     startup_mode,
     topic_list,
 )
+from ingest.kafka.outage import timeout_seconds
 from ingest.kafka.schema_registry import URL_OPTION
 from ingest.kafka.source import KafkaCdcDataSource, KafkaSourceSpec
 from ingest.source import MarksHook, SourceSettings
@@ -59,6 +60,7 @@ class KafkaSource:
             commit_offsets_to_group=commit_offsets_to_group(conf),
             pattern_must_match=not self.settings.action.database_sync,
             offset_reset_on_loss=conf.get("scan.offset-reset-on-loss", "none").strip().lower(),
+            broker_unavailable_timeout_s=timeout_seconds(conf),
             schema_registry_url=conf.get(URL_OPTION, "").strip() or None,
         )
 

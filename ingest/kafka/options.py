@@ -30,6 +30,7 @@ from ingest.kafka.java_client import (
     check_login_and_stores,
     translate_jaas,
 )
+from ingest.kafka.outage import DEFAULT_TIMEOUT, TIMEOUT_OPTION, check_timeout
 from ingest.kafka.schema_registry import URL_OPTION, check_url
 from ingest.kafka.startup import STARTUP_MODES, StartupMode, parse_specific_offsets
 from ingest.logs import is_secret_name
@@ -300,6 +301,17 @@ KAFKA_OPTIONS = OptionTable(
             "earliest",
             one_of(("none", "earliest")),
             "latest",
+        ),
+        ConfOption(
+            TIMEOUT_OPTION,
+            H,
+            "lakecdc's own: how long the job waits for an unavailable broker (restarted, network cut) before it "
+            f"stops (default {DEFAULT_TIMEOUT}): the driver's planning calls (topic metadata, offsets) are retried "
+            "with backoff and a read task waits for its next message this long; then the job stops naming the "
+            "bootstrap servers and what it was doing. A duration (30 s, 10 min; a bare number is seconds)",
+            "10 min",
+            check_timeout,
+            "soon",
         ),
         ConfOption(
             "schema.registry.url",

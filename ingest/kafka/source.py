@@ -21,9 +21,9 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import msgspec
 import pyarrow as pa
@@ -50,6 +50,8 @@ from ingest.kafka.offset_checks import (
     with_ids,
 )
 from ingest.kafka.options import SECRETS_OPTION
+from ingest.kafka.outage import BrokerUnavailableError, call, is_unavailable_error
+from ingest.kafka.ranges import KafkaRange, RangeGroup, group_ranges, share_budget
 from ingest.kafka.schema_registry import URL_OPTION, parser_for
 from ingest.kafka.startup import StartupMode, parse_specific_offsets
 from ingest.pipeline.parse_spec import ParseSpec
@@ -57,9 +59,12 @@ from ingest.pipeline.partition_stream import assemble
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from sinks.write.chunk_format import CHUNK_DDL
 
-__all__ = ["READER_DEFAULTS", "KafkaSourceError"]  # kept importable from here (bench, tests)
+# kept importable from here (bench, tests)
+__all__ = ["READER_DEFAULTS", "KafkaRange", "KafkaSourceError", "RangeGroup", "group_ranges", "share_budget"]
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 # Messages: smaller splits cost more in task overhead than they win in parallelism. Tests fix the
 # split size (LAKECDC_SPLIT_MESSAGES) so that ranges are split and the order across splits is exercised.
@@ -77,7 +82,9 @@ class KafkaSourceSpec:
     startup_specific_offsets: str | None = None
     parse: ParseSpec | None = None
     min_partitions: int = 2
-    poll_timeout_s: float = 120.0
+    # lakecdc.broker-unavailable-timeout: how long planning's broker calls are retried, and how long a
+    # read task waits for its next message, while no broker answers (ingest.kafka.outage)
+    broker_unavailable_timeout_s: float = 300.0
     commit_offsets_to_group: bool = True  # properties.commit.offsets.on.checkpoint
     # kafka-sync-table: a topic-pattern that matches no topic fails at start-up, as in Paimon (whose
     # schema discovery needs a topic); kafka-sync-database waits for matching topics.
@@ -94,43 +101,6 @@ class KafkaSourceSpec:
     @staticmethod
     def from_json(text: str) -> KafkaSourceSpec:
         return msgspec.json.decode(text, type=KafkaSourceSpec)
-
-
-@dataclass(frozen=True)
-class KafkaRange(InputPartition):
-    """Offsets ``[start, end)`` of one Kafka partition."""
-
-    topic: str
-    partition: int
-    start: int
-    end: int
-    value: Any = field(default=None, compare=False)
-
-
-@dataclass
-class RangeGroup(InputPartition):
-    """Ranges one read task reads one after the other, in order: a micro-batch over many partitions
-    with few messages each costs a few tasks, not a task (and a consumer) per partition."""
-
-    ranges: tuple[KafkaRange, ...]
-    value: Any = field(default=None, compare=False)
-
-
-def group_ranges(ranges: list[KafkaRange], target: int) -> list[RangeGroup]:
-    """Consecutive ranges packed into groups of up to ``target`` messages (a longer range is a group
-    of its own). Groups keep the ranges' order, so a partition's ranges stay in offset order across
-    groups, which is the order the write tasks read them in."""
-    groups: list[list[KafkaRange]] = []
-    size = 0
-    for r in ranges:
-        n = r.end - r.start
-        if groups and size + n <= target:
-            groups[-1].append(r)
-            size += n
-        else:
-            groups.append([r])
-            size = n
-    return [RangeGroup(tuple(g)) for g in groups]
 
 
 def kafka_properties(options: Mapping[str, str]) -> dict[str, str]:
@@ -188,8 +158,18 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._meta = Consumer(props)
         return self._meta
 
+    def _call(self, fn: Callable[[float], T], what: str) -> T:
+        """A broker call of planning, tried again while no broker answers (ingest.kafka.outage)."""
+        servers = self.properties.get("bootstrap.servers", "")
+        return call(fn, what, servers, self.spec.broker_unavailable_timeout_s)
+
     def _topic_partitions(self) -> dict[str, list[int]]:
-        md = self._consumer().list_topics(timeout=30)
+        return self._call(self._list_topic_partitions, "reading the topics' metadata (list_topics)")
+
+    def _list_topic_partitions(self, timeout: float) -> dict[str, list[int]]:
+        from confluent_kafka import KafkaException
+
+        md = self._consumer().list_topics(timeout=timeout)
         names = set(self.spec.topics)
         if self.spec.topic_pattern:
             pattern = re.compile(self.spec.topic_pattern)
@@ -197,6 +177,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         out: dict[str, list[int]] = {}
         for topic in sorted(names):
             meta = md.topics.get(topic)
+            if meta is not None and is_unavailable_error(meta.error):
+                raise KafkaException(meta.error)  # e.g. no leader yet while a broker restarts: retried
             if meta is None or meta.error is not None:
                 if self.spec.topics and topic in self.spec.topics:
                     raise KafkaSourceError(
@@ -217,7 +199,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _watermarks(self, topic: str, partition: int) -> tuple[int, int]:
         from confluent_kafka import TopicPartition
 
-        low, high = self._consumer().get_watermark_offsets(TopicPartition(topic, partition), timeout=30, cached=False)
+        tp = TopicPartition(topic, partition)
+        low, high = self._call(
+            lambda timeout: self._consumer().get_watermark_offsets(tp, timeout=timeout, cached=False),
+            f"reading the offsets of topic '{topic}', partition {partition} (watermarks)",
+        )
         return int(low), int(high)
 
     def _topic_ids(self, topics: Sequence[str]) -> dict[str, str]:
@@ -231,15 +217,20 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 from confluent_kafka.admin import AdminClient
 
                 self._admin = AdminClient({k: v for k, v in self.properties.items() if k not in _CONSUMER_ONLY})
-            from confluent_kafka import TopicCollection
-
-            futures = self._admin.describe_topics(TopicCollection(list(topics)), request_timeout=10)
-            ids = {name: str(f.result(timeout=15).topic_id) for name, f in futures.items()}
+            ids = self._call(lambda timeout: self._describe(topics, timeout), "reading the topic ids (describe_topics)")
+        except BrokerUnavailableError:
+            raise  # no broker for the whole timeout: the job stops (not a broker without topic ids)
         except Exception as exc:
             log.warning("Kafka topic ids unavailable: offsets are checked by watermarks only", error=str(exc))
             self._admin = False
             return {}
         return {t: i for t, i in ids.items() if i.strip("A") not in ("", "None")}  # all-zero: no id
+
+    def _describe(self, topics: Sequence[str], timeout: float) -> dict[str, str]:
+        from confluent_kafka import TopicCollection
+
+        futures = self._admin.describe_topics(TopicCollection(list(topics)), request_timeout=min(timeout, 10))
+        return {name: str(f.result(timeout=timeout + 5).topic_id) for name, f in futures.items()}
 
     def _snapshot(self) -> dict[str, TopicState]:
         """The topics the job reads, as the broker has them now."""
@@ -271,7 +262,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if ts is None:
                 raise KafkaSourceError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis")
             tps = [TopicPartition(t, p, ts) for t, plist in parts.items() for p in plist]
-            for tp in self._consumer().offsets_for_times(tps, timeout=30):
+            found = self._call(
+                lambda timeout: self._consumer().offsets_for_times(tps, timeout=timeout),
+                "looking up offsets for scan.startup.timestamp-millis (offsets_for_times)",
+            )
+            for tp in found:
                 # -1: no message at or after the timestamp: start at the end.
                 offsets[tp.topic][str(tp.partition)] = (
                     tp.offset if tp.offset >= 0 else self._watermarks(tp.topic, tp.partition)[1]
@@ -302,7 +297,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         tps = [TopicPartition(t, p) for t, plist in parts.items() for p in plist]
         committed: dict[tuple[str, int], int] = {}
         if group and tps:
-            for tp in self._consumer().committed(tps, timeout=30):
+            found = self._call(
+                lambda timeout: self._consumer().committed(tps, timeout=timeout),
+                f"reading consumer group '{group}''s committed offsets",
+            )
+            for tp in found:
                 if tp.offset >= 0:
                     committed[(tp.topic, tp.partition)] = tp.offset
         undefined = []
@@ -426,7 +425,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for r in partition.ranges:
             started = time.monotonic()
             cpu = time.process_time()
-            messages = fetch_range(self.properties, r.topic, r.partition, r.start, r.end, self.spec.poll_timeout_s)
+            messages = fetch_range(
+                self.properties, r.topic, r.partition, r.start, r.end, self.spec.broker_unavailable_timeout_s
+            )
             if self.spec.parse is None:
                 yield from raw_batches(r.topic, r.partition, messages)
             else:
@@ -482,21 +483,3 @@ _CONSUMER_ONLY |= {"queued.max.messages.kbytes", "fetch.queue.backoff.ms", "enab
 
 def _highs(state: Mapping[str, TopicState]) -> Offsets:
     return {t: {str(p): high for p, (_, high) in sorted(s.watermarks.items())} for t, s in state.items()}
-
-
-def share_budget(counts: Mapping[tuple[str, str], int], budget: int) -> dict[tuple[str, str], int]:
-    """Split a micro-batch's message budget over partitions in proportion to what each has waiting,
-    using the whole budget (largest remainders get the rounding): a floor-rounded share would leave a
-    few messages per partition behind, and each such tail costs a whole micro-batch of its own.
-    Every partition with messages gets at least one, so none starves."""
-    total = sum(counts.values())
-    shares = {tp: max(1, n * budget // total) for tp, n in counts.items()}
-    left = budget - sum(shares.values())
-    by_remainder = sorted(counts, key=lambda tp: (-(counts[tp] * budget % total), tp))
-    for tp in by_remainder:
-        if left <= 0:
-            break
-        if shares[tp] < counts[tp]:
-            shares[tp] += 1
-            left -= 1
-    return shares
