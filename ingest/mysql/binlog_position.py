@@ -10,7 +10,8 @@ from typing import Any
 
 import structlog
 
-from ingest.mysql.client import MySqlConnection, binlog_scan, variables
+from ingest.mysql.client import MySqlConnection, binlog_scan, is_mariadb, master_status, query, variables
+from ingest.mysql.gtid import GtidSet
 
 log = structlog.get_logger(__name__)
 
@@ -20,6 +21,76 @@ def server_identity(c: Any) -> str:
     found = variables(c, "server_uuid", "server_id")
     uuid = found.get("server_uuid")
     return f"server_uuid {uuid}" if uuid else f"server_id {found.get('server_id', '?')}"
+
+
+def status_with_gtids(c: Any) -> tuple[tuple[str, int], str | None]:
+    """The binlog position after the last written event and the GTID set of every transaction
+    before it (None: the server keeps no GTIDs, or they moved on meanwhile). With the set, the
+    position can be found again on another server that has the same transactions (a failover to
+    a replica)."""
+    position = master_status(c)
+    if is_mariadb(c):
+        # The last GTID of each domain at this position: read between two equal positions (a commit
+        # meanwhile moves the position), as BINLOG_GTID_POS would scan the binlog file to it.
+        for _ in range(5):
+            text = variables(c, "gtid_binlog_pos").get("gtid_binlog_pos", "")
+            after = master_status(c)
+            if after == position:
+                return position, text
+            position = after
+        return position, _binlog_gtid_pos(c, position)
+    # MySQL: Executed_Gtid_Set of SHOW MASTER STATUS, when GTID mode is on and nothing was written since
+    if variables(c, "gtid_mode").get("gtid_mode", "OFF").upper() != "ON":
+        return position, None
+    rows = query(c, "SHOW MASTER STATUS")
+    if not rows or len(rows[0]) < 5 or (str(rows[0][0]), int(rows[0][1])) != position:
+        return position, None
+    return position, str(rows[0][4] or "").replace("\n", "")
+
+
+def gtids_at(c: Any, position: tuple[str, int]) -> str | None:
+    """The GTID set of every transaction before binlog ``position`` (a transaction boundary), or
+    None when it cannot be known: MariaDB computes it for any position (BINLOG_GTID_POS); MySQL's
+    is known only for its current end."""
+    if is_mariadb(c):
+        return _binlog_gtid_pos(c, position)
+    now, gtids = status_with_gtids(c)
+    return gtids if now == tuple(position) else None
+
+
+def _binlog_gtid_pos(c: Any, position: tuple[str, int]) -> str | None:
+    from pymysql.err import MySQLError
+
+    try:
+        rows = query(c, "SELECT BINLOG_GTID_POS(%s, %s)", (position[0], int(position[1])))
+    except MySQLError as exc:
+        log.warning("GTID position of a binlog position not read", binlog=list(position), error=str(exc))
+        return None
+    # NULL: not a transaction boundary of an existing file; '' the empty set (nothing before it)
+    return None if not rows or rows[0][0] is None else str(rows[0][0])
+
+
+def executed_gtids(c: Any) -> GtidSet | None:
+    """Every transaction this server's binlog holds or held (MariaDB's gtid_binlog_pos, MySQL's
+    gtid_executed); None without GTIDs."""
+    if is_mariadb(c):
+        return GtidSet.of(variables(c, "gtid_binlog_pos").get("gtid_binlog_pos", ""))
+    found = variables(c, "gtid_mode", "gtid_executed")
+    if found.get("gtid_mode", "OFF").upper() != "ON":
+        return None
+    return GtidSet.of(found.get("gtid_executed", ""))
+
+
+def purged_gtids(c: Any, files: list[str]) -> GtidSet | None:
+    """The transactions before this server's oldest binlog file (purged, or from before its binlog
+    began): MariaDB's GTID position at the start of the first file, MySQL's gtid_purged."""
+    if is_mariadb(c):
+        text = _binlog_gtid_pos(c, (files[0], 4)) if files else None
+        return None if text is None else GtidSet.of(text)
+    found = variables(c, "gtid_mode", "gtid_purged")
+    if found.get("gtid_mode", "OFF").upper() != "ON":
+        return None
+    return GtidSet.of(found.get("gtid_purged", ""))
 
 
 def _file_number(name: str) -> int:

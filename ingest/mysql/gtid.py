@@ -54,3 +54,24 @@ class GtidSet:
             return any(lo <= n <= hi for lo, hi in self.mysql.get(uuid.lower().replace("-", ""), ()))
         domain, _server, seq = (int(x) for x in gtid.split("-"))
         return domain in self.mariadb and seq <= self.mariadb[domain]
+
+    @staticmethod
+    def of(text: str) -> GtidSet:
+        """``parse``, where an empty text is the empty set (a server that has executed nothing yet)."""
+        return GtidSet() if not text.strip() else GtidSet.parse(text)
+
+    def covers(self, other: GtidSet) -> bool:
+        """Whether every transaction of ``other`` is in this set (MariaDB: per domain, the sequence
+        numbers up to the last one applied)."""
+        if any(self.mariadb.get(domain, -1) < seq for domain, seq in other.mariadb.items()):
+            return False
+        for uuid, ranges in other.mysql.items():
+            mine = self.mysql.get(uuid, ())
+            for lo, hi in ranges:
+                n = lo
+                while n <= hi:  # walk the other range through this set's (sorted) ranges
+                    reach = next((h for lo2, h in mine if lo2 <= n <= h), None)
+                    if reach is None:
+                        return False
+                    n = reach + 1
+        return True

@@ -75,9 +75,24 @@ class SnapshotRegistry:
         if changed:
             write_atomically(self.path, json.dumps(entries, sort_keys=True))
 
+    def high_watermarks(self) -> list[tuple[str, int]]:
+        """The HW of every chunk still compared with binlog positions."""
+        return [(e["hw"][0], e["hw"][1]) for e in self.load().values() if e.get("hw") is not None]
+
+    def retire_high_watermarks(self) -> None:
+        """After a failover (``ingest.mysql.failover``) the HWs are positions of the old server, all at
+        or before where the binlog resumes: they filter nothing more, and are not compared with the
+        new server's positions. The chunks stay known (their tables are captured)."""
+        entries = self.load()
+        if any(e.get("hw") is not None for e in entries.values()):
+            retired = {k: {**e, "hw": None, "old_hw": e.get("hw") or e.get("old_hw")} for k, e in entries.items()}
+            write_atomically(self.path, json.dumps(retired, sort_keys=True))
+
     def by_table(self) -> dict[str, list[tuple[int | None, int | None, str, int]]]:
         out: dict[str, list[tuple[int | None, int | None, str, int]]] = {}
         for e in self.load().values():
+            if e.get("hw") is None:
+                continue  # retired after a failover
             out.setdefault(f"{e['database']}.{e['table']}", []).append((e["lo"], e["hi"], e["hw"][0], e["hw"][1]))
         return out
 

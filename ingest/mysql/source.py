@@ -22,8 +22,11 @@ so that column's value of each image names its chunk. With
 ``scan.incremental.snapshot.backfill.skip`` a chunk's HW is its LW: the binlog phase applies every
 change after it, both halves included (at least once, converging by key).
 
-Offsets: ``{"chunks": [[db, table, lo, hi], ...], "done": n, "binlog": [file, pos]}`` — chunks
-(planned once) and how many are read, and where the binlog phase starts or resumes.
+Offsets: ``{"chunks": [[db, table, lo, hi], ...], "done": n, "binlog": [file, pos], "server": identity,
+"gtids": set}`` — chunks (planned once) and how many are read, where the binlog phase starts or
+resumes, the server that position is one of, and the GTID set of every transaction before it (null
+without GTIDs). After a failover to another server a committed position is found again there by its
+GTID set (``ingest.mysql.failover``).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from pyspark.sql.types import StructType
 
 from ingest import logs
 from ingest.mysql.binlog import ddl_between, read_binlog
+from ingest.mysql.binlog_position import gtids_at, server_identity, status_with_gtids
 from ingest.mysql.client import (
     MySqlSourceError,
     captured_tables,
@@ -58,6 +62,7 @@ from ingest.mysql.client import (
     table_columns,
     table_definitions,
 )
+from ingest.mysql.failover import Failover, moved_server
 from ingest.mysql.gtid import GtidSet
 from ingest.mysql.schema_history import SchemaHistory, check_binlog_position
 from ingest.mysql.snapshot import KnownTables, SnapshotRegistry, read_chunk
@@ -95,6 +100,8 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._restart_checked = False  # newly matched tables are looked for once, on a restart
         self._fingerprinted: set[str] = set()  # binlog files whose creation time this run checked
         self._latest: dict[str, Any] | None = None  # the server's binlog end and when it was read
+        self._server: str | None = None  # the identity of the server, as latestOffset last read it
+        self._failover = Failover(spec)
 
     # ----- driver side -----------------------------------------------------------------------
     def initialOffset(self) -> dict[str, Any]:
@@ -139,8 +146,9 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             elif spec.startup_mode == StartupMode.TIMESTAMP:
                 assert spec.startup_timestamp_ms is not None
                 position = position_at(spec.connection, spec.startup_timestamp_ms, spec.server_id)
-        log.info("mysql source start", mode=spec.startup_mode, chunks=len(chunks), binlog=list(position))
-        return {"chunks": chunks, "done": 0, "binlog": list(position)}
+            server, gtids = server_identity(c), gtids_at(c, position)
+        log.info("mysql source start", mode=spec.startup_mode, chunks=len(chunks), binlog=list(position), gtids=gtids)
+        return {"chunks": chunks, "done": 0, "binlog": list(position), "server": server, "gtids": gtids}
 
     def _routed_tables(self, c: Any) -> list[tuple[str, str]]:
         """The tables the job captures now: matched by database-name / table-name and routed
@@ -229,11 +237,16 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.max_rows) if self.max_rows > 0 else ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self._available_now = {"binlog": list(retrying(self.spec.connection, master_status))}
-        self._latest = {**self._available_now, "read_at_ms": int(time.time() * 1000)}
+        position, gtids = retrying(self.spec.connection, status_with_gtids)
+        self._available_now = {"binlog": list(position), "gtids": gtids}
+        self._latest = {"binlog": list(position), "read_at_ms": int(time.time() * 1000)}
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
-        if not self._restart_checked:
+        now = self._server = retrying(self.spec.connection, server_identity)
+        # After a failover the committed position is found again on this server by its GTID set (or
+        # the job stops, saying why); newly matched tables wait for the first offset of this server.
+        resumed = self._failover.resume(start, now) if moved_server(start, now) else None
+        if not self._restart_checked and resumed is None:
             self._restart_checked = True
             start = self._add_newly_matched(start)
         chunks = start["chunks"]
@@ -244,26 +257,29 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return {**start, "done": min(len(chunks), start["done"] + step)}
         if self.spec.startup_mode == StartupMode.SNAPSHOT:
             return start  # the snapshot only: nothing follows it
+        gtids: str | None
         if self._available_now is not None:
             latest: Position = tuple(self._available_now["binlog"])
+            gtids = self._available_now["gtids"]
             if self._tracks_tables():
                 KnownTables(self.spec.state_dir).add(retrying(self.spec.connection, self._routed_tables))
         elif self._tracks_tables():
-            latest, tables = retrying(self.spec.connection, lambda c: (master_status(c), self._routed_tables(c)))
+            (latest, gtids), tables = retrying(
+                self.spec.connection, lambda c: (status_with_gtids(c), self._routed_tables(c))
+            )
             KnownTables(self.spec.state_dir).add(tables)
         else:
-            latest = retrying(self.spec.connection, master_status)
+            latest, gtids = retrying(self.spec.connection, status_with_gtids)
         if self._available_now is None:
             self._latest = {"binlog": list(latest), "read_at_ms": int(time.time() * 1000)}
-        check_binlog_position(
-            self.spec.connection, self.spec.state_dir, tuple(start["binlog"]), self.spec.server_id, self._fingerprinted
-        )
-        if binlog_offset(latest) <= binlog_offset(tuple(start["binlog"])):
+        here: Position = resumed or tuple(start["binlog"])
+        check_binlog_position(self.spec.connection, self.spec.state_dir, here, self.spec.server_id, self._fingerprinted)
+        if binlog_offset(latest) <= binlog_offset(here):
             return start
         # The snapshot is complete: its chunks live on in the registry, not in every offset.
         if chunks:
             crash_point("snapshot-to-binlog")
-        return {"chunks": [], "done": 0, "binlog": list(latest)}
+        return {"chunks": [], "done": 0, "binlog": list(latest), "server": now, "gtids": gtids}
 
     def _tracks_tables(self) -> bool:
         """Whether tables appearing while the job runs are noted (they are read from the binlog, and
@@ -283,10 +299,26 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             for i in range(start["done"], end["done"]):
                 database, table, lo, hi = end["chunks"][i]
                 parts.append(ChunkPartition(base + i, Chunk(database, table, lo, hi), history))
-        if binlog_offset(tuple(end["binlog"])) > binlog_offset(tuple(start["binlog"])):
-            snapshot = SnapshotRegistry(self.spec.state_dir).by_table()
-            parts.append(BinlogPartition(tuple(start["binlog"]), tuple(end["binlog"]), snapshot, history))
+        if end["binlog"] != start["binlog"] or end.get("server") != start.get("server"):
+            first, last = self._positions(start, end)
+            if binlog_offset(last) > binlog_offset(first):
+                snapshot = SnapshotRegistry(self.spec.state_dir).by_table()
+                parts.append(BinlogPartition(first, last, snapshot, history))
         return parts
+
+    def _positions(self, start: dict[str, Any], end: dict[str, Any]) -> tuple[Position, Position]:
+        """The batch's binlog range on the server read now: offsets of another server (a failover;
+        a batch planned before it and replayed after a restart) are found again by their GTID sets."""
+        first: Position = tuple(start["binlog"])
+        last: Position = tuple(end["binlog"])
+        if start.get("server") is None and end.get("server") is None:
+            return first, last  # a checkpoint from before offsets named their server
+        now = self._server or retrying(self.spec.connection, server_identity)
+        if moved_server(start, now):
+            first = self._failover.resume(start, now)
+        if moved_server(end, now):
+            last = self._failover.end(end, now)
+        return first, last
 
     def commit(self, end: dict[str, Any]) -> None:
         pass

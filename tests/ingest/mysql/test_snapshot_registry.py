@@ -32,3 +32,16 @@ def test_known_tables_grow_and_tell_an_old_checkpoint(tmp_path: Path) -> None:
     known.add([("d", "a"), ("d", "b")])
     known.add([("d", "a")])
     assert known.load() == {"d.a", "d.b"}
+
+
+def test_high_watermarks_retired_after_a_failover_filter_nothing(tmp_path: Path) -> None:
+    """After a failover the HWs are the old server's positions: they no longer filter the binlog
+    (``ingest.mysql.failover``), and the chunks stay known; retiring twice changes nothing."""
+    registry = SnapshotRegistry(str(tmp_path))
+    mark = {"chunk": 0, "database": "d", "table": "t", "target": "ods.t", "lo": None, "hi": None, "hw": ["b.1", 9]}
+    registry.record(0, [json.dumps(mark)], committed=lambda table: False)
+    assert registry.high_watermarks() == [("b.1", 9)]
+    registry.retire_high_watermarks()
+    registry.retire_high_watermarks()
+    assert registry.by_table() == {} and registry.high_watermarks() == []
+    assert registry.load()["0"]["old_hw"] == ["b.1", 9] and registry.load()["0"]["table"] == "t"
