@@ -38,6 +38,7 @@ import io
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import fastavro
@@ -65,6 +66,7 @@ _UNSUPPORTED = {
     "(the Debezium connector's message.prefix.exclude.list), then restart the job from the next offset",
 }
 _COLUMN_NAME = "__debezium.source.column.name"
+_DECIMAL = "org.apache.kafka.connect.data.Decimal"
 # Avro types to Kafka Connect's (an int's connect.type says int8/int16 where Debezium narrowed it)
 _CONNECT_TYPES = {
     "int": "int32",
@@ -110,6 +112,8 @@ class _Envelope:
     writer: Any
     columns: tuple[_Column, ...]
     fields: tuple[tuple[str, str | None], ...]
+    # per column: (Avro field, column name, adapt, convert), the row loop's form
+    steps: tuple[tuple[str, str, Callable[[Any], Any] | None, Callable[[Any], Any] | None], ...] = ()
 
 
 class DebeziumAvroParser:
@@ -238,7 +242,8 @@ def _envelope(text: str, value_id: int, pos: SourcePosition) -> _Envelope:
             raise MalformedMessage(
                 FORMAT, pos, f"schema {value_id}: bad schema of column {preview(f.get('name'))}: {exc}"
             ) from None
-    return _Envelope(writer, tuple(columns), tuple((c.name, c.plan.paimon_type) for c in columns))
+    steps = tuple((c.field, c.name, c.adapt, c.plan.convert) for c in columns)
+    return _Envelope(writer, tuple(columns), tuple((c.name, c.plan.paimon_type) for c in columns), steps)
 
 
 def _key_names(text: str, key_id: int, pos: SourcePosition) -> tuple[str, ...]:
@@ -277,7 +282,22 @@ def _column(field: str, avro: Any) -> _Column:
         return _Column(field, name, plan, adapt)
     if connect_type == "bytes" and logical is None:
         return _Column(field, name, ColumnPlan(plan.paimon_type), None)  # the bytes as they are
+    if logical == _DECIMAL and avro_type == "bytes" and plan.paimon_type.startswith(("DECIMAL", "STRING")):
+        # the unscaled bytes read directly (the JSON converter's base64 text would be decoded at once)
+        return _Column(field, name, ColumnPlan(plan.paimon_type, _decimal_text(int(params.get("scale") or 0))), None)
     return _Column(field, name, plan, _connect_json)
+
+
+def _decimal_text(scale: int) -> Callable[[Any], str]:
+    """Connect's Decimal from its unscaled two's-complement bytes, as exact text (what the debezium-json
+    path's converter makes of the same bytes in base64)."""
+
+    def convert(value: Any) -> str:
+        if not isinstance(value, bytes):
+            raise ValueError(f"expected bytes for a Decimal, got {type(value).__name__}")
+        return format(Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-scale), "f")
+
+    return convert
 
 
 def _row(
@@ -291,22 +311,23 @@ def _row(
     if not isinstance(record, dict):
         raise MalformedMessage(FORMAT, pos, f"field '{name}' is not a record")
     row: dict[str, Any] = {}
-    for column in envelope.columns:
-        value = record.get(column.field)
-        if value is not None:
+    for field, name, adapt, convert in envelope.steps:
+        value = record.get(field)
+        if value is not None and (adapt is not None or convert is not None):
             try:
-                if column.adapt is not None:
-                    value = column.adapt(value)
-                if column.plan.convert is not None:
-                    value = column.plan.convert(value)
+                if adapt is not None:
+                    value = adapt(value)
+                if convert is not None:
+                    value = convert(value)
             except (ValueError, TypeError, OverflowError, struct.error) as exc:  # struct: a geometry's SRID
+                column = next(c for c in envelope.columns if c.field == field)
                 raise MalformedMessage(
                     FORMAT,
                     pos,
-                    f"column '{column.name}' ({column.plan.paimon_type}): cannot read {preview(value, 60)}: "
+                    f"column '{name}' ({column.plan.paimon_type}): cannot read {preview(value, 60)}: "
                     f"{reason(exc, value)}",
                 ) from None
-        row[column.name] = value
+        row[name] = value
     return row
 
 
