@@ -31,7 +31,7 @@ The points, in the order a micro-batch reaches them:
     COMPACT commit.
 ``expiry-data-deleted``
     ``sinks/lifecycle/expire.py``: snapshot expiry deleted the expired snapshots' data, changelog
-    and index files, before their manifests.
+    and index files, before their manifests (the same sweep serves ``rollback``: reached there too).
 ``expiry-manifests-deleted``
     ``sinks/lifecycle/expire.py``: the manifests are deleted too, the expired snapshot files (and
     the EARLIEST hint) are not.
