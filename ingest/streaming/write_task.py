@@ -4,6 +4,8 @@ pypaimon's catalog and pandas, ~0.7 s of imports in every worker that writes for
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -12,6 +14,11 @@ from ingest import logs
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from sinks.write.writer import WriteContext, write_chunks
 
+# Test-only (tests/integration/kafka/test_task_retry.py): a marker file's path; the first write task that
+# finds no file there creates it and fails after its data files are written and its commit messages sent,
+# so the retried attempt's messages must be the only ones committed.
+FAIL_ONCE_ENV = "LAKECDC_TEST_FAIL_WRITE_TASK_ONCE"
+
 
 def write_task(batches: Iterator[pa.RecordBatch], ctx: WriteContext) -> Iterator[pa.RecordBatch]:
     """The mapInArrow function of a micro-batch's write (Spark's Python workers never ran the CLI's
@@ -19,4 +26,7 @@ def write_task(batches: Iterator[pa.RecordBatch], ctx: WriteContext) -> Iterator
     logs.configure_once()
     keep_pandas_out()
     yield from write_chunks(batches, ctx)
+    if (marker := os.environ.get(FAIL_ONCE_ENV)) and not os.path.exists(marker):
+        with contextlib.suppress(FileExistsError), open(marker, "x"):  # one attempt only, even of concurrent ones
+            raise RuntimeError(f"{FAIL_ONCE_ENV}: this write task attempt fails once, after writing its files")
     release_unused_memory()
