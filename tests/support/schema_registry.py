@@ -10,7 +10,8 @@ on a loopback port.
     POST /compatibility/subjects/{subject}/versions[/{v}]  -> {"is_compatible": true}
 
 ``down()`` / ``up()`` make every request answer 503 (as a registry behind a load balancer that lost it),
-``requests`` counts the ``GET /schemas/ids`` calls, and ``stop()`` closes the socket (connection refused).
+``failures[id] = n`` the next n lookups of one id, ``id_requests`` counts the ``GET /schemas/ids`` calls,
+and ``stop()`` closes the socket (connection refused).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class FakeSchemaRegistry:
         self.compatibility = "BACKWARD"
         self.available = True
         self.id_requests = 0
+        # schema id -> how many more GET /schemas/ids/{id} answer 503 (a registry failing mid-stream)
+        self.failures: dict[int, int] = {}
         self._lock = threading.Lock()
         registry = self
 
@@ -101,6 +104,9 @@ class FakeSchemaRegistry:
         if parts[:2] == ["schemas", "ids"] and method == "GET":
             self.id_requests += 1
             n = int(parts[2])
+            if self.failures.get(n, 0) > 0:
+                self.failures[n] -= 1
+                return 503, {"error_code": 50003, "message": "registry unavailable"}
             if not 0 < n <= len(self.schemas):
                 raise LookupError(f"schema {n} not found")
             return 200, {"schema": self.schemas[n - 1], "schemaType": "AVRO"}

@@ -169,6 +169,26 @@ def test_table_sync_and_schema_change_across_versions(
     _assert_table(warehouse, "items", live["items"], target="items_copy")
 
 
+def test_registry_failing_mid_stream_is_retried_and_the_job_goes_on(
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str
+) -> None:
+    """The second schema version arrives while the registry answers 503 for it: the read task retries
+    with backoff until it answers, and the table is exact. (A registry of its own: the Python workers
+    cache schemas per registry URL for as long as they live.)"""
+    with FakeSchemaRegistry() as registry:
+        messages, live = _stream(topic_name, seed=5, steps=200)
+        topic = f"{topic_name}_items"
+        items = [m for m in messages if m[1] == "items"]
+        records = _avro_bytes(registry, items)[topic]
+        kafka.create_topic(topic, 1)
+        kafka.produce(topic, records)
+        second = max(int.from_bytes(value[1:5], "big") for _, value in records)  # version 2's, registered last
+        registry.failures[second] = 3
+        run(_settings(warehouse, kafka, registry, topic))
+        _assert_table(warehouse, "items", live["items"])
+        assert registry.failures[second] == 0 and registry.id_requests >= 4 + 2
+
+
 def _argv(warehouse: str, kafka: LocalKafka, pattern: str, url: str) -> list[str]:
     return [
         sys.executable, "-m", "ingest", "kafka_sync_database", "--warehouse", warehouse, "--database", "ods",
