@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-unit fuzz chaos lint demo bench bench-maintenance bench-lookup bench-mysql clean
+.PHONY: help install test test-unit test-packed faults fuzz chaos lint demo bench bench-maintenance bench-lookup bench-mysql clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -31,6 +31,12 @@ fuzz: $(STAMP) ## the format fuzz tests with 100x make test's examples: 5,000 pe
 chaos: $(STAMP) ## the full chaos suite: 20 SIGKILLs over 200,000 Kafka changes, 10 over a 100,000-row MySQL snapshot and binlog
 	LAKECDC_CHAOS_KILLS=20 LAKECDC_CHAOS_CHANGES=200000 LAKECDC_CHAOS_MYSQL_KILLS=10 LAKECDC_CHAOS_MYSQL_ROWS=100000 \
 		$(PY) -m pytest -q -s -p no:cacheprovider -m chaos tests/chaos
+
+faults: $(STAMP) ## crash points (SIGKILL at eight named points), a broker gone 30 s and 90 s, MariaDB stopped 45 s (~25 min)
+	$(PY) -m pytest -q -p no:cacheprovider -m faults tests/integration
+
+test-packed: $(STAMP) ## lakecdc in a venv-pack archive, shipped with spark-submit --archives to the loopback standalone cluster (~8 min)
+	$(PY) -m pytest -q -p no:cacheprovider -m packed tests/integration/cluster/test_packed_environment.py
 
 lint: $(STAMP) ## ruff (lint + format check), mypy, the import-linter contracts (pyproject.toml), boundary and size tests
 	$(VENV)/bin/ruff check .
