@@ -42,6 +42,9 @@ from tests.chaos.test_kafka_chaos import PARTITIONS, TABLES, Source, _partition
 from tests.conftest import ROOT
 from tests.paimon_read import read_pypaimon, read_rust
 
+# Long fault runs: `make faults`, not `make test` (README: Guarantees has their figures).
+pytestmark = pytest.mark.faults
+
 CHANGES, KEYS = 3000, 150
 # Compacted every second commit, snapshots beyond three expired, their changelogs kept.
 TABLE_CONF = (

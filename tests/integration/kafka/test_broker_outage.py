@@ -37,6 +37,9 @@ from ingest.kafka.outage import TIMEOUT_OPTION
 from tests.chaos.harness import LOAD_FLAKE
 from tests.integration.kafka.test_sync import _assert_table_matches, _settings
 
+# Long fault runs: `make faults`, not `make test` (README: Guarantees has their figures).
+pytestmark = pytest.mark.faults
+
 TABLES = ("orders", "customers")
 
 

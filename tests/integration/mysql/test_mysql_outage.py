@@ -34,6 +34,9 @@ from tests.integration.mysql.test_mysql import (
     _source_rows,
 )
 
+# Long fault runs: `make faults`, not `make test` (README: Guarantees has their figures).
+pytestmark = pytest.mark.faults
+
 OUTAGE_S = 45
 
 
