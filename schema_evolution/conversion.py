@@ -87,8 +87,10 @@ def _convert(
         text = _null_zero_dates(column, text, notes)
         if root is not Root.DATE:
             # Parse at microseconds (MySQL's finest), then narrow: a safe cast refuses to
-            # drop digits the column cannot hold.
-            parsed = pc.cast(text, pa.timestamp("us", tz=arrow_type.tz))
+            # drop digits the column cannot hold. TIMESTAMP(7..9) (debezium's NanoTimestamp)
+            # parses at nanoseconds: its nine digits do not fit microseconds.
+            unit = "ns" if arrow_type.unit == "ns" else "us"
+            parsed = pc.cast(text, pa.timestamp(unit, tz=arrow_type.tz))
             return pc.cast(parsed, arrow_type)
     if root is Root.BOOLEAN:
         text = pc.utf8_lower(pc.utf8_trim_whitespace(text))

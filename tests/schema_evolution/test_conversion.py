@@ -404,3 +404,18 @@ def test_result_is_an_arrow_array_of_the_target_type() -> None:
     array = convert_column("c", ["1"], t.decimal(20, 0))
     assert isinstance(array, pa.Array)
     assert array.type == pa.decimal128(20, 0)
+
+
+def test_nanosecond_timestamps_keep_their_nine_digits() -> None:
+    """debezium's NanoTimestamp becomes TIMESTAMP(9) text with nine fraction digits: parsed at nanoseconds,
+    not refused as digits the (microsecond) parse would drop."""
+    import pandas as pd
+
+    values = ["2023-09-01 10:20:30.123456789", None, "1970-01-01 00:00:00.000000001"]
+    array = convert_column("c", values, t.timestamp(9))
+    assert array.type == pa.timestamp("ns")
+    assert array.to_pylist()[0] == pd.Timestamp("2023-09-01 10:20:30.123456789")
+    assert array.to_pylist()[1] is None
+    assert array.to_pylist()[2].value == 1
+    # microsecond columns still refuse a digit they cannot hold
+    assert "c" in str(conversion_error(["2023-09-01 10:20:30.1234567"], t.timestamp(6)))

@@ -19,6 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from confluent_kafka import SerializingProducer
 from confluent_kafka.schema_registry.avro import AvroSerializer
@@ -134,6 +135,9 @@ def _assert_table(warehouse: str, table: str, expected: dict[int, dict[str, Any]
             assert r["price"] == Decimal("-12345.67") and r["vsd"] == "12.345"
             assert r["day"] == date(2022, 1, 8) and r["cday"] == date(2022, 1, 9)
             assert r["ts6"] == datetime(2023, 11, 14, 22, 13, 20, 123456)
+            nanos = pd.Timestamp(r["ts9"])  # TIMESTAMP(9): all nine digits written
+            assert nanos.floor("us").to_pydatetime() == datetime(2023, 11, 14, 22, 13, 20, 123456)
+            assert nanos.nanosecond in (789, 0)  # 0: a reader that returns datetime (microseconds)
             assert r["tsz"] == datetime(2023, 11, 14, 20, 13, 20, 500000)
             assert r["raw"] == b"\x00\xffab" and r["bits"] == b"\x0f\x01"
             assert r["geo"] == '{"coordinates":[1,2],"type":"Point","srid":4326}'
