@@ -178,6 +178,10 @@ def _typed(connect_schema: dict[str, Any], keys: tuple[str, ...], pos: SourcePos
         if not isinstance(name, str):
             raise MalformedMessage(FORMAT, pos, "every field of the 'after' schema needs a 'field' name")
         params = f.get("parameters") or {}
+        if not all(isinstance(f.get(k), str | None) for k in ("type", "name")):
+            raise MalformedMessage(
+                FORMAT, pos, f"column '{name}': its schema's 'type' or 'name' is not text"
+            )
         try:
             columns[name] = plan_column(f.get("type"), f.get("name"), {str(k): str(v) for k, v in params.items()})
         except (ValueError, AttributeError) as exc:

@@ -158,6 +158,8 @@ def geometry_geojson(v: Any) -> str:
         raise ValueError("expected a geometry object with a base64 'wkb'")
     # geojson.py reads MySQL's internal form: a little-endian SRID in front of the WKB.
     srid = _integer(v.get("srid") or 0)
+    if not 0 <= srid <= 0xFFFFFFFF:  # MySQL's SRID is an unsigned 32-bit number
+        raise ValueError(f"geometry SRID {srid} is outside 0..4294967295")
     return mysql_geometry_to_geojson(struct.pack("<I", srid) + bytes_from_base64(v["wkb"]))
 
 

@@ -151,3 +151,12 @@ def test_bare_payload_nested_values_are_kept_for_string_columns() -> None:
     assert wider.after is not None and wider.after["note"] is None
     assert wider.after["dims"] == {"h": 40, "w": [18, 20]}
     assert convert_column("dims", [wider.after["dims"]], parse_type("STRING")).to_pylist() == ['{"h":40,"w":[18,20]}']
+
+
+@pytest.mark.parametrize("field", [{"type": {"nested": 1}}, {"type": "int32", "name": ["a"]}, {"name": {"x": 1}}])
+def test_a_schema_field_whose_type_or_name_is_not_text_is_malformed(field: dict[str, object]) -> None:
+    """Found by the fuzz tests: an unhashable 'type' escaped as a TypeError instead of naming the message."""
+    schema = {"type": "struct", "fields": [{"field": "after", "fields": [{"field": "id", **field}]}]}
+    value = {"schema": schema, "payload": {"op": "c", "after": {"id": 1}, "source": {"db": "d", "table": "t"}}}
+    with pytest.raises(MalformedMessage, match="column 'id': its schema's 'type' or 'name' is not text"):
+        parse(json.dumps(value).encode(), None, CTX)

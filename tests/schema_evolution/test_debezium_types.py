@@ -200,6 +200,8 @@ def test_geometry_uses_the_srid_and_paimons_geojson() -> None:
         (bits_to_bytes, None, "expected base64 text"),
         (geometry_geojson, {"srid": 0}, "base64 'wkb'"),
         (geometry_geojson, {"wkb": _b64(b"\x01\x01")}, "too short"),
+        (geometry_geojson, {"wkb": _b64(struct.pack("<BIdd", 1, 1, 1.5, 2.0)), "srid": -1}, "SRID -1 is outside"),
+        (geometry_geojson, {"wkb": _b64(struct.pack("<BIdd", 1, 1, 1.5, 2.0)), "srid": 2**32}, "outside 0..4294967295"),
     ],
 )
 def test_bad_values_raise_value_errors(func: Converter, value: object, reason: str) -> None:
