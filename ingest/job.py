@@ -338,7 +338,7 @@ def _run(
 def job_failure(failure: BaseException | None, exc: BaseException) -> JobFailed:
     """Why the query stopped. A driver-side failure (schema, commit) is kept by the processor with
     its own message; an executor-side one (parsing, fetching) only reaches us as text inside Spark's
-    exception, after Spark's own task retries (``spark.task.maxFailures``: 1 in local mode).
+    exception, after Spark's own task retries (``spark.task.maxFailures``; lakecdc's local master ``local[*,4]``).
 
     Either way the job stops with the cause's message. A terminal error needs a person (bad input,
     an incompatible change, a wrong option); a transient one (``TransientError``: a broker or server
@@ -362,6 +362,7 @@ _OUR_ERROR = re.compile(
 
 
 _SQLSTATES = re.compile(r"(?:\s*SQLSTATE: \w+)+\s*$")
+_JAVA_CAUSE = re.compile(r"^Caused by: (.+)$", re.MULTILINE)
 
 
 def root_cause(exc: BaseException) -> str:
@@ -372,4 +373,8 @@ def root_cause(exc: BaseException) -> str:
         # Spark appends its error classes' SQLSTATEs to the embedded Python text; they say nothing here
         return f"{m.group(1)}: {_SQLSTATES.sub('', m.group(2)).strip()}"
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    return lines[0] if lines else type(exc).__name__
+    first = lines[0] if lines else type(exc).__name__
+    # Py4J's first line only names the call ("An error occurred while calling o76.load."); the Java
+    # trace's innermost cause says what went wrong (a program that cannot run, a refused connection).
+    causes = _JAVA_CAUSE.findall(text)
+    return f"{first} {causes[-1].strip()}" if causes and first.startswith("An error occurred while calling") else first

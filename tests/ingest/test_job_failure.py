@@ -36,3 +36,18 @@ def test_sparks_sqlstates_after_the_python_text_are_dropped() -> None:
     )
     failed = job_failure(None, RuntimeError(text))
     assert str(failed).endswith("Check --mysql-conf password.") and "SQLSTATE" not in str(failed)
+
+
+def test_a_py4j_error_without_a_lakecdc_cause_names_the_innermost_java_cause() -> None:
+    """Py4J's own first line only names the call; the Java trace's last cause says what failed."""
+    text = (
+        "An error occurred while calling o76.load.\n: org.apache.spark.SparkException: Python worker failed\n"
+        "\tat org.apache.spark.api.python.PythonWorkerFactory.create(PythonWorkerFactory.scala:1)\n"
+        'Caused by: java.io.IOException: Cannot run program "./environment/bin/python": error=2, No such file\n'
+        "\tat java.base/java.lang.ProcessBuilder.start(ProcessBuilder.java:1143)\n"
+        "Caused by: java.io.IOException: error=2, No such file or directory\n"
+    )
+    failed = job_failure(None, RuntimeError(text))
+    assert str(failed).startswith("An error occurred while calling o76.load. java.io.IOException: error=2")
+    plain = job_failure(None, RuntimeError("Query terminated.\nCaused by: x"))
+    assert str(plain) == "Query terminated."
