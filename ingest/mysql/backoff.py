@@ -13,6 +13,8 @@ UNREACHABLE = {2003, 2006, 2013, 1053}
 # reachable), is waited for when it goes away: a restart or a failover of a few minutes is survived
 # (#23); then the job stops naming the server.
 OUTAGE_TIMEOUT_S = 300.0
+# --mysql-conf key that sets it (lakecdc's own; Flink CDC has no such wait).
+OUTAGE_OPTION = "lakecdc.server-unavailable-timeout"
 
 
 class Backoff:

@@ -37,15 +37,17 @@ class MySqlConnection:
     connect_timeout: int = 30
     ssl: SslSettings = field(default_factory=SslSettings)
     max_retries: int | None = None  # connect.max-retries; without it, retries last up to connect_timeout
+    outage_timeout: float = OUTAGE_TIMEOUT_S  # lakecdc.server-unavailable-timeout
 
     def backoff(self) -> Backoff:
         return Backoff(self.connect_timeout, self.max_retries)
 
     def outage_backoff(self) -> Backoff:
         """Waits for a server that was reached before and went away (a restart, a failover): up to
-        ``OUTAGE_TIMEOUT_S`` (or ``connect.timeout`` if longer), whatever ``connect.max-retries`` says,
-        which bounds only the first connection (a wrong host or port still fails within connect.timeout)."""
-        return Backoff(max(self.connect_timeout, OUTAGE_TIMEOUT_S))
+        ``outage_timeout`` (``lakecdc.server-unavailable-timeout``, default ``OUTAGE_TIMEOUT_S``; or
+        ``connect.timeout`` if longer), whatever ``connect.max-retries`` says, which bounds only the first
+        connection (a wrong host or port still fails within connect.timeout)."""
+        return Backoff(max(self.connect_timeout, self.outage_timeout))
 
     def pymysql_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from formats import mysql_values
 from ingest.durations import interval_seconds
+from ingest.mysql.backoff import OUTAGE_OPTION, OUTAGE_TIMEOUT_S
 from ingest.mysql.client import MySqlConnection
 from ingest.mysql.options import skip_ddl_positions
 from ingest.mysql.snapshot import SnapshotRegistry
@@ -62,6 +63,7 @@ class MySqlSource:
                 connect_timeout=interval_seconds(conf.get("connect.timeout", "30s")),
                 ssl=SslSettings.from_conf(conf),
                 max_retries=int(conf["connect.max-retries"]) if "connect.max-retries" in conf else None,
+                outage_timeout=interval_seconds(conf.get(OUTAGE_OPTION, f"{OUTAGE_TIMEOUT_S:g}s")),
             ),
             database_regex=conf["database-name"],
             table_regex=conf["table-name"] if table_sync else settings.including_tables,

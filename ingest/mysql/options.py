@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, regex, whole_number
 from ingest.durations import interval_ms
+from ingest.mysql.backoff import OUTAGE_OPTION, OUTAGE_TIMEOUT_S
 from ingest.mysql.ssl import SSL_KEYS, SslSettings
 from ingest.mysql.startup import STARTUP_MODES, StartupMode
 from ingest.source import Action
@@ -348,6 +349,15 @@ MYSQL_OPTIONS = OptionTable(
             H,
             "connection timeout, and how long a lost server is retried (default 30s)",
             "10s",
+            _duration,
+        ),
+        ConfOption(
+            OUTAGE_OPTION,
+            H,
+            "lakecdc's own: how long a server the job reached before and that went away (a restart, a failover) "
+            f"is waited for before the job stops naming it (default {OUTAGE_TIMEOUT_S:g}s, or connect.timeout if "
+            "longer); snapshot chunks are read again and the binlog reopened at the last transaction boundary",
+            "10 min",
             _duration,
         ),
         ConfOption(

@@ -111,6 +111,8 @@ def test_source_options_reach_the_spec() -> None:
     assert _spec(**{"scan.incremental.snapshot.backfill.skip": "true"}).skip_backfill
     assert _spec(**{"scan.snapshot.fetch.size": "10"}).fetch_size == 10
     assert _spec(**{"connect.max-retries": "2"}).connection.max_retries == 2
+    assert default.connection.outage_timeout == 300
+    assert _spec(**{"lakecdc.server-unavailable-timeout": "10 min"}).connection.outage_timeout == 600
     assert _spec(**{"scan.startup.mode": "Snapshot"}).startup_mode == "snapshot"
     assert _spec(**{"debezium.database.ssl.mode": "verify_identity", "ssl.ca": __file__}).connection.ssl.mode == (
         "verify-identity"

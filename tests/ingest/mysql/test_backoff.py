@@ -32,9 +32,10 @@ def test_without_max_retries_the_timeout_bounds_them() -> None:
 def test_a_server_reached_before_is_waited_for_longer_than_a_wrong_address(monkeypatch: Any) -> None:
     """A server this process never reached fails within connect.timeout (a wrong host or port); one it
     reached before is away (a restart, a failover) and is waited for up to the outage timeout (#23)."""
-    monkeypatch.setattr(client, "OUTAGE_TIMEOUT_S", 3.0)
-    conn = MySqlConnection("127.0.0.1", free_port(), "root", connect_timeout=1, max_retries=1)
-    assert conn.outage_backoff().seconds == 3.0
+    # --mysql-conf lakecdc.server-unavailable-timeout=5s: waits of 0.2, 0.4, 0.8 and 1.6 s (3 s; the next,
+    # 3.2 s, would end past 5 s)
+    conn = MySqlConnection("127.0.0.1", free_port(), "root", connect_timeout=1, max_retries=1, outage_timeout=5.0)
+    assert conn.outage_backoff().seconds == 5.0
     started = time.monotonic()
     with pytest.raises(MySqlUnreachableError, match="Check --mysql-conf hostname"), client.connect(conn):
         pass
