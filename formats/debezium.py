@@ -48,8 +48,9 @@ from schema_evolution.payloads import describe, preview, reason
 
 FORMAT = "debezium-json"
 
-_OPS = {"c": Op.INSERT, "r": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
-_UNSUPPORTED = {
+# Debezium's envelope ops, shared by the debezium-avro parser
+OPS = {"c": Op.INSERT, "r": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
+UNSUPPORTED = {
     "t": "debezium truncate ('op': 't') is not supported yet: it has no row-level form. Empty the Paimon "
     "table yourself if the truncate should apply, then restart the job from the next offset; to keep "
     "truncates out of the topic, set the Debezium connector's skipped.operations=t",
@@ -96,10 +97,10 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
         return [SchemaChangeEvent(payload.get("databaseName") or database, table, payload["ddl"], op_ts)]
     if not isinstance(op_name, str):
         raise MalformedMessage(FORMAT, pos, "field 'op' is missing or not a string")
-    op = _OPS.get(op_name)
+    op = OPS.get(op_name)
     if op is None:
-        if op_name in _UNSUPPORTED:
-            raise UnsupportedChange(f"{database}.{table}", pos, _UNSUPPORTED[op_name])
+        if op_name in UNSUPPORTED:
+            raise UnsupportedChange(f"{database}.{table}", pos, UNSUPPORTED[op_name])
         raise MalformedMessage(FORMAT, pos, f"unknown 'op' {preview(op_name)} (expected c, r, u, d)")
 
     after = _image(payload, "after", op is not Op.DELETE, op_name, pos)
@@ -179,9 +180,7 @@ def _typed(connect_schema: dict[str, Any], keys: tuple[str, ...], pos: SourcePos
             raise MalformedMessage(FORMAT, pos, "every field of the 'after' schema needs a 'field' name")
         params = f.get("parameters") or {}
         if not all(isinstance(f.get(k), str | None) for k in ("type", "name")):
-            raise MalformedMessage(
-                FORMAT, pos, f"column '{name}': its schema's 'type' or 'name' is not text"
-            )
+            raise MalformedMessage(FORMAT, pos, f"column '{name}': its schema's 'type' or 'name' is not text")
         try:
             columns[name] = plan_column(f.get("type"), f.get("name"), {str(k): str(v) for k, v in params.items()})
         except (ValueError, AttributeError) as exc:

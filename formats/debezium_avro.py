@@ -44,6 +44,8 @@ from typing import Any
 import fastavro
 import orjson
 
+from formats.debezium import OPS as _OPS
+from formats.debezium import UNSUPPORTED as _UNSUPPORTED
 from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SchemaChangeEvent, SourceSchema, TypeSystem
 from schema_evolution.debezium_types import ColumnPlan, plan_column
 from schema_evolution.errors import MalformedMessage, SourcePosition, UnsupportedChange
@@ -57,14 +59,6 @@ HEADER_BYTES = 5  # magic byte + 4-byte schema id
 # schema id, and the message it is needed for (errors name it) -> the writer schema's JSON text
 SchemaSource = Callable[[int, SourcePosition], str]
 
-_OPS = {"c": Op.INSERT, "r": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE}
-_UNSUPPORTED = {
-    "t": "debezium truncate ('op': 't') is not supported yet: it has no row-level form. Empty the Paimon "
-    "table yourself if the truncate should apply, then restart the job from the next offset; to keep "
-    "truncates out of the topic, set the Debezium connector's skipped.operations=t",
-    "m": "a debezium logical-decoding message ('op': 'm') is not a row change: keep them out of the topic "
-    "(the Debezium connector's message.prefix.exclude.list), then restart the job from the next offset",
-}
 _COLUMN_NAME = "__debezium.source.column.name"
 _DECIMAL = "org.apache.kafka.connect.data.Decimal"
 # Avro types to Kafka Connect's (an int's connect.type says int8/int16 where Debezium narrowed it)
