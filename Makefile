@@ -35,7 +35,7 @@ chaos: $(STAMP) ## the full chaos suite: 20 SIGKILLs over 200,000 Kafka changes,
 faults: $(STAMP) ## crash points (SIGKILL at eight named points), a broker gone 30 s and 90 s, MariaDB stopped 45 s (~25 min)
 	$(PY) -m pytest -q -p no:cacheprovider -m faults tests/integration
 
-test-packed: $(STAMP) ## lakecdc in a venv-pack archive, shipped with spark-submit --archives to the loopback standalone cluster (~8 min)
+test-packed: $(STAMP) ## lakecdc in a venv-pack archive, shipped with spark-submit --archives to the loopback standalone cluster (~4 min)
 	$(PY) -m pytest -q -p no:cacheprovider -m packed tests/integration/cluster/test_packed_environment.py
 
 lint: $(STAMP) ## ruff (lint + format check), mypy, the import-linter contracts (pyproject.toml), boundary and size tests

@@ -8,7 +8,9 @@
 # HADOOP_CONF_DIR or YARN_CONF_DIR, and a warehouse and checkpoint every node sees at the same path (object
 # storage is not supported yet). Python applications run in client or cluster deploy mode on YARN
 # (DEPLOY_MODE). In client mode the driver runs here, from LAKECDC_DRIVER_PYTHON (an environment with
-# lakecdc installed); in cluster mode the driver runs in the archive too. LAKECDC_PRINT=1 prints the command.
+# lakecdc installed), and its JVM starts Python workers with ./environment/bin/python too (the sources' planning):
+# run this from a directory where the archive is unpacked as ./environment (README: Deploying). In cluster mode
+# the driver runs in the archive as well. LAKECDC_PRINT=1 prints the command.
 set -euo pipefail
 
 : "${SPARK_HOME:?set SPARK_HOME to a Spark distribution with YARN support}"

@@ -26,6 +26,22 @@ from tests.conftest import ROOT
 LOAD_FLAKE = "Python worker failed to connect back"
 
 
+def run_past_load_flakes(job: Callable[[], Any], out: dict[str, Any], attempts: int = 3) -> None:
+    """Run ``job`` (an in-process sync job), starting it again on its checkpoint, as an operator would, when
+    Spark could not start a Python worker on the loaded machine (LOAD_FLAKE). ``out`` gets ``result`` or
+    the last ``error``, and ``ended`` (time.monotonic()); for a test that runs the job in a thread."""
+    for _ in range(attempts):
+        try:
+            out["result"] = job()
+            out.pop("error", None)
+            break
+        except BaseException as exc:  # reported by the test
+            out["error"] = exc
+            if LOAD_FLAKE not in str(exc):
+                break
+    out["ended"] = time.monotonic()
+
+
 def env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
     return int(value) if value else default

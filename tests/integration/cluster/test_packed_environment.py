@@ -1,9 +1,11 @@
-"""A packed environment on the loopback standalone cluster (``make test-packed``, ~8 min: not in ``make test``).
+"""A packed environment on the loopback standalone cluster (``make test-packed``, ~4 min: not in ``make test``).
 
 What a user without lakecdc installed on the cluster's nodes does: install lakecdc into a fresh virtual
 environment, pack it with ``venv-pack``, and ship it with ``spark-submit --archives env.tar.gz#environment``;
 the executors unpack it into their working directories and run their Python workers from
-``./environment/bin/python``. The driver (client deploy mode) runs from the project's environment.
+``./environment/bin/python``. In client deploy mode the driver's JVM starts Python workers of its own (the
+data source's planning) with that same relative path, so spark-submit runs in a directory where the archive is
+unpacked too; the driver's own Python is the project's environment.
 
 The test checks the outcome (the tables equal the stream) and that the executors' Python workers really ran
 from the unpacked archive: their command lines are sampled from /proc while the job runs."""
@@ -45,7 +47,7 @@ def _pack(tmp: Path) -> Path:
 
 
 class _WorkerCommands:
-    """Command lines of Python processes started from an unpacked ``environment/`` while it runs."""
+    """``cwd: command line`` of the Python processes started from an unpacked ``environment/`` while it runs."""
 
     def __init__(self) -> None:
         self.seen: set[str] = set()
@@ -68,11 +70,20 @@ class _WorkerCommands:
                 except OSError:
                     continue
                 if "environment/bin/python" in cmd and "pyspark" in cmd:
-                    self.seen.add(cmd.strip())
+                    try:
+                        cwd = os.readlink(entry / "cwd")
+                    except OSError:
+                        continue
+                    self.seen.add(f"{cwd}: {cmd.strip()}")
 
 
 def test_a_venv_pack_archive_runs_the_executors(kafka: LocalKafka, tmp_path: Path, topic_name: str) -> None:
     archive = _pack(tmp_path)
+    # Client mode: the driver's JVM starts Python workers too (the data source's planning), with the same
+    # relative ./environment/bin/python: spark-submit runs where the archive is unpacked as well.
+    driver_dir = tmp_path / "driver"
+    (driver_dir / "environment").mkdir(parents=True)
+    subprocess.run(["tar", "-xzf", str(archive), "-C", str(driver_dir / "environment")], check=True, timeout=600)
     warehouse = str(tmp_path / "warehouse")
     kafka.create_topic(topic_name, 2)
     stream = generate(keys=200, updates=4, seed=11)
@@ -97,11 +108,18 @@ def test_a_venv_pack_archive_runs_the_executors(kafka: LocalKafka, tmp_path: Pat
         ]
         env = {**clean, "SPARK_LOCAL_IP": "127.0.0.1"}  # the driver's lakecdc: the project venv's (editable)
         with _WorkerCommands() as workers:
-            done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+            done = subprocess.run(
+                argv, cwd=driver_dir, env=env, capture_output=True, text=True, timeout=900, check=False
+            )
         unpacked = list(cluster.dir.glob("worker-*/app-*/*/environment/bin/python"))
-    assert done.returncode == 0, done.stderr[-3000:]
+        executor_dirs = {str(p.parent.parent.parent) for p in unpacked}
+    said = [line for line in done.stderr.splitlines() if "lakecdc" in line or "Exception" in line or "Error" in line]
+    assert done.returncode == 0, "\n".join([*said[-30:], done.stdout[-2000:]])
     assert f"lakecdc: {len(stream.messages)} change events" in done.stdout, done.stdout
     assert unpacked, "no executor unpacked the archive"
-    assert any("pyspark.daemon" in cmd for cmd in workers.seen), workers.seen
+    # the executors' Python workers ran from the archive they unpacked (not the driver's copy): their
+    # working directory is an executor's
+    assert executor_dirs, unpacked
+    assert any(seen.startswith(tuple(executor_dirs)) for seen in workers.seen), (executor_dirs, workers.seen)
     for table in ("orders", "customers"):
         _assert_table_matches(warehouse, stream, table)

@@ -34,7 +34,7 @@ from deploy.canal_stream import generate, partition_by_key
 from deploy.local_kafka import LocalKafka, free_port, tansu_binary
 from ingest.job import JobFailed, JobResult, run
 from ingest.kafka.outage import TIMEOUT_OPTION
-from tests.chaos.harness import LOAD_FLAKE
+from tests.chaos.harness import run_past_load_flakes
 from tests.integration.kafka.test_sync import _assert_table_matches, _settings
 
 # Long fault runs: `make faults`, not `make test` (README: Guarantees has their figures).
@@ -141,22 +141,7 @@ def _snapshots(warehouse: str) -> int:
 
 def _run_in_thread(settings: Any) -> tuple[threading.Thread, dict[str, Any]]:
     out: dict[str, Any] = {}
-
-    def target() -> None:
-        for _ in range(3):
-            try:
-                out["result"] = run(settings)
-                out.pop("error", None)
-                break
-            except BaseException as exc:  # reported by the test
-                out["error"] = exc
-                if LOAD_FLAKE not in str(exc):
-                    break
-                # Spark could not start a Python worker on the loaded machine (tests/chaos/harness.py):
-                # the job is started again on its checkpoint, as an operator would
-        out["ended"] = time.monotonic()
-
-    thread = threading.Thread(target=target, daemon=True)
+    thread = threading.Thread(target=run_past_load_flakes, args=(lambda: run(settings), out), daemon=True)
     thread.start()
     return thread, out
 

@@ -24,7 +24,7 @@ import pytest
 
 from deploy.local_mariadb import ROOT_PASSWORD, LocalMariaDB
 from ingest.job import run
-from tests.chaos.harness import LOAD_FLAKE
+from tests.chaos.harness import LOAD_FLAKE, run_past_load_flakes
 from tests.conftest import ROOT
 from tests.integration.mysql.test_mysql import (
     _assert_changelog_replays,
@@ -54,22 +54,7 @@ def _snapshots(warehouse: str) -> int:
 def _run_with_outage(settings: Any, db: LocalMariaDB, warehouse: str, after_commits: int) -> dict[str, float]:
     """Run the job; once it has made ``after_commits`` commits, stop the server for OUTAGE_S seconds."""
     out: dict[str, Any] = {}
-
-    def target() -> None:
-        for _ in range(3):
-            try:
-                out["result"] = run(settings)
-                out.pop("error", None)
-                break
-            except BaseException as exc:  # reported below
-                out["error"] = exc
-                if LOAD_FLAKE not in str(exc):
-                    break
-                # Spark could not start a Python worker on the loaded machine (tests/chaos/harness.py):
-                # the job is started again on its checkpoint, as an operator would
-        out["ended"] = time.monotonic()
-
-    thread = threading.Thread(target=target, daemon=True)
+    thread = threading.Thread(target=run_past_load_flakes, args=(lambda: run(settings), out), daemon=True)
     thread.start()
     deadline = time.monotonic() + 300
     while _snapshots(warehouse) < after_commits:
