@@ -48,8 +48,9 @@ lint: $(STAMP) ## ruff (lint + format check), mypy, the import-linter contracts 
 demo: $(STAMP) ## local broker + sample CDC stream for two tables -> kafka-sync-database -> ./warehouse
 	$(PY) -m deploy.demo
 
-bench: $(STAMP) ## benchmarks vs a single-process floor and a naive peer (1M messages; ~10 min) -> bench/results/
+bench: $(STAMP) ## benchmarks vs a single-process floor and a naive peer (1M messages; ~10 min), then debezium-avro vs debezium-json decoding -> bench/results/
 	$(PY) -m bench.run
+	$(PY) -m bench.formats_decode --messages 20000 | tee bench/results/formats-decode-$$(date -u +%Y%m%dT%H%M%SZ).md
 
 bench-maintenance: $(STAMP) ## read/commit time after 1,000 commits: no maintenance, MOR, COW, MOW, lookup, full-compaction changelog (~10 min)
 	$(PY) -m bench.maintenance
