@@ -32,7 +32,7 @@ chaos: $(STAMP) ## the full chaos suite: 20 SIGKILLs over 200,000 Kafka changes,
 	LAKECDC_CHAOS_KILLS=20 LAKECDC_CHAOS_CHANGES=200000 LAKECDC_CHAOS_MYSQL_KILLS=10 LAKECDC_CHAOS_MYSQL_ROWS=100000 \
 		$(PY) -m pytest -q -s -p no:cacheprovider -m chaos tests/chaos
 
-faults: $(STAMP) ## crash points (SIGKILL at eight named points), a broker gone 30 s and 90 s, MariaDB stopped 45 s (~25 min)
+faults: $(STAMP) ## crash points (SIGKILL at eight named points), a broker gone 30 s and 90 s, MariaDB stopped 45 s (~12 min)
 	$(PY) -m pytest -q -p no:cacheprovider -m faults tests/integration
 
 test-packed: $(STAMP) ## lakecdc in a venv-pack archive, shipped with spark-submit --archives to the loopback standalone cluster (~4 min)
