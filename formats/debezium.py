@@ -95,13 +95,7 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
     op_name = payload.get("op")
     if op_name is None and isinstance(payload.get("ddl"), str):
         return [SchemaChangeEvent(payload.get("databaseName") or database, table, payload["ddl"], op_ts)]
-    if not isinstance(op_name, str):
-        raise MalformedMessage(FORMAT, pos, "field 'op' is missing or not a string")
-    op = OPS.get(op_name)
-    if op is None:
-        if op_name in UNSUPPORTED:
-            raise UnsupportedChange(f"{database}.{table}", pos, UNSUPPORTED[op_name])
-        raise MalformedMessage(FORMAT, pos, f"unknown 'op' {preview(op_name)} (expected c, r, u, d)")
+    op = envelope_op(FORMAT, op_name, database, table, pos)
 
     after = _image(payload, "after", op is not Op.DELETE, op_name, pos)
     before = _image(payload, "before", op is Op.DELETE, op_name, pos)
@@ -120,6 +114,18 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
         return [DataChangeEvent(op, database, table, schema, before, None, op_ts)]
     assert after is not None
     return [DataChangeEvent(op, database, table, schema, after | (before or {}), after, op_ts)]
+
+
+def envelope_op(fmt: str, op_name: Any, database: str | None, table: str | None, pos: SourcePosition) -> Op:
+    """A Debezium envelope's ``op`` (debezium-json and debezium-avro): c/r/u/d, or why not."""
+    if not isinstance(op_name, str):
+        raise MalformedMessage(fmt, pos, "field 'op' is missing or not a string")
+    op = OPS.get(op_name)
+    if op is None:
+        if op_name in UNSUPPORTED:
+            raise UnsupportedChange(f"{database}.{table}", pos, UNSUPPORTED[op_name])
+        raise MalformedMessage(fmt, pos, f"unknown 'op' {preview(op_name)} (expected c, r, u, d)")
+    return op
 
 
 def _load_exact(value: bytes, pos: SourcePosition) -> dict[str, Any]:

@@ -44,11 +44,10 @@ from typing import Any
 import fastavro
 import orjson
 
-from formats.debezium import OPS as _OPS
-from formats.debezium import UNSUPPORTED as _UNSUPPORTED
+from formats.debezium import envelope_op
 from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SchemaChangeEvent, SourceSchema, TypeSystem
 from schema_evolution.debezium_types import ColumnPlan, plan_column
-from schema_evolution.errors import MalformedMessage, SourcePosition, UnsupportedChange
+from schema_evolution.errors import MalformedMessage, SourcePosition
 from schema_evolution.payloads import preview, reason
 
 FORMAT = "debezium-avro"
@@ -140,19 +139,13 @@ class DebeziumAvroParser:
         op_name = root.get("op")
         if op_name is None and isinstance(root.get("ddl"), str):
             return [SchemaChangeEvent(_text(root.get("databaseName")) or database, table, root["ddl"], op_ts)]
-        if not isinstance(op_name, str):
-            raise MalformedMessage(FORMAT, pos, "field 'op' is missing or not a string")
-        op = _OPS.get(op_name)
-        if op is None:
-            if op_name in _UNSUPPORTED:
-                raise UnsupportedChange(f"{database}.{table}", pos, _UNSUPPORTED[op_name])
-            raise MalformedMessage(FORMAT, pos, f"unknown 'op' {preview(op_name)} (expected c, r, u, d)")
+        op = envelope_op(FORMAT, op_name, database, table, pos)
         if not envelope.columns and not envelope.fields:
             raise MalformedMessage(FORMAT, pos, f"schema {value_id} has no 'after' or 'before' record")
 
         schema = self._source_schema(envelope, value_id, key, pos)
-        after = _row(root, "after", op is not Op.DELETE, op_name, envelope, pos)
-        before = _row(root, "before", op is Op.DELETE, op_name, envelope, pos)
+        after = _row(root, "after", op is not Op.DELETE, str(op_name), envelope, pos)
+        before = _row(root, "before", op is Op.DELETE, str(op_name), envelope, pos)
         if op is Op.INSERT:
             return [DataChangeEvent(op, database, table, schema, None, after, op_ts)]
         if op is Op.DELETE:
