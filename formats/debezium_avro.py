@@ -22,11 +22,26 @@ Semantics follow Apache Paimon's ``DebeziumAvroRecordParser``:
 * A column is named by its ``__debezium.source.column.name`` parameter where Debezium gives one, else by
   its Avro field name; a record-typed column (a geometry, whose named type later columns share) always by
   its field name (Paimon's rule).
-* Types: each field's Connect type (``connect.type``, else the Avro type), logical name (``connect.name``)
-  and parameters (``connect.parameters``) go through ``schema_evolution.debezium_types.plan_column``, the
-  mapping the debezium-json schema envelope uses, so a table reads the same from either format; values
-  are handed to its converters in the JSON converter's form (bytes as base64), so they convert alike.
-  Avro ``logicalType`` annotations are not applied when decoding: the Connect name decides, as in JSON.
+* Types, as Paimon's ``DebeziumSchemaUtils.avroToPaimonDataType``: a column whose ``connect.parameters``
+  hold Debezium's ``__debezium.source.column.type`` (the connector's ``column.propagate.source.type``) is
+  typed from that MySQL type, with ``__debezium.source.column.length``/``scale``, by MySQL's mapping
+  (``schema_evolution.mysql_types``, Paimon's ``MySqlTypeUtils.toDataType``): TINYINT(1) is BOOLEAN,
+  DECIMAL(2, 1) sent as a string is DECIMAL(2, 1), CHAR(10) is CHAR(10), SET is ARRAY<STRING>, ... When
+  every column has one, the schema is in MySQL's vocabulary (``TypeSystem.MYSQL``), so ``--type-mapping``
+  (tinyint1-not-bool, char-to-string, bigint-unsigned-to-bigint, to-string, ...) applies as for canal-json
+  (Paimon always maps these with its default mapping); otherwise they are mapped with the default
+  mapping here. Values keep the converters below (a MySQL REAL sent as an Avro float is its float32's
+  shortest decimal, as Java's ``Float.toString`` gives Paimon). Differences from Paimon, on purpose: a
+  column without the parameters (or whose type MySQL's mapping does not know, which Paimon refuses), and
+  every column of another connector than MySQL's or MariaDB's (its ``Source`` record's ``connect.name``;
+  Paimon feeds Postgres's INT4 to the MySQL mapping, which refuses it), is typed as below rather than by
+  Paimon's fallback, which reads only Avro ``logicalType``s (a Debezium ``Date`` would be an INT there).
+* Otherwise each field's Connect type (``connect.type``, else the Avro type), logical name
+  (``connect.name``) and parameters go through ``schema_evolution.debezium_types.plan_column``, the
+  mapping the debezium-json schema envelope uses (Paimon's debezium-json path never reads the column-type
+  parameters), so such a table reads the same from either format; values are handed to its converters in
+  the JSON converter's form (bytes as base64), so they convert alike. Avro ``logicalType`` annotations are
+  not applied when decoding: the Connect name decides, as in JSON.
 * Unlike Paimon, which logs and skips them, ``t`` (truncate) and ``m`` (message) stop the job as they do
   for debezium-json (``UnsupportedChange``): skipping a truncate would leave rows the source no longer has.
 """
@@ -35,6 +50,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +64,7 @@ from formats.debezium import envelope_op
 from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SchemaChangeEvent, SourceSchema, TypeSystem
 from schema_evolution.debezium_types import ColumnPlan, plan_column
 from schema_evolution.errors import MalformedMessage, SourcePosition
+from schema_evolution.mysql_types import UnsupportedSourceType, mysql_to_paimon
 from schema_evolution.payloads import preview, reason
 
 FORMAT = "debezium-avro"
@@ -59,6 +76,14 @@ HEADER_BYTES = 5  # magic byte + 4-byte schema id
 SchemaSource = Callable[[int, SourcePosition], str]
 
 _COLUMN_NAME = "__debezium.source.column.name"
+# Debezium's column.propagate.source.type parameters: the source column's type, length and scale
+_COLUMN_TYPE = "__debezium.source.column.type"
+_COLUMN_LENGTH = "__debezium.source.column.length"
+_COLUMN_SCALE = "__debezium.source.column.scale"
+# A Source record named for another connector than these has no MySQL column types (Postgres's INT4, ...)
+_SOURCE_NAME = re.compile(r"io\.debezium\.connector\.(\w+)\.Source")
+_MYSQL_CONNECTORS = frozenset({"mysql", "mariadb"})
+_MYSQL_TYPE_NAME = re.compile(r"[A-Za-z][A-Za-z ]*")
 _DECIMAL = "org.apache.kafka.connect.data.Decimal"
 # Avro types to Kafka Connect's (an int's connect.type says int8/int16 where Debezium narrowed it)
 _CONNECT_TYPES = {
@@ -96,6 +121,7 @@ class _Column:
     name: str  # the column name
     plan: ColumnPlan
     adapt: Callable[[Any], Any] | None  # Avro value -> the JSON converter's form, before plan.convert
+    mysql: str | None = None  # the MySQL type Debezium's parameters give ("DECIMAL(2, 1)"), if mapped
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +133,7 @@ class _Envelope:
     fields: tuple[tuple[str, str | None], ...]
     # per column: (Avro field, column name, adapt, convert), the row loop's form
     steps: tuple[tuple[str, str, Callable[[Any], Any] | None, Callable[[Any], Any] | None], ...] = ()
+    types: TypeSystem = TypeSystem.PAIMON  # the vocabulary of ``fields``' types
 
 
 class DebeziumAvroParser:
@@ -165,7 +192,7 @@ class DebeziumAvroParser:
             keys = self._keys.get(key_id) or ()
             if key_id not in self._keys:
                 keys = self._keys[key_id] = _key_names(self._schemas(key_id, pos), key_id, pos)
-        schema = SourceSchema(envelope.fields, keys, TypeSystem.PAIMON)
+        schema = SourceSchema(envelope.fields, keys, envelope.types)
         if len(self._source_schemas) >= 4096:
             self._source_schemas.clear()
         self._source_schemas[(value_id, key_id)] = schema
@@ -210,8 +237,10 @@ def _envelope(text: str, value_id: int, pos: SourcePosition) -> _Envelope:
         raise MalformedMessage(FORMAT, pos, f"schema {value_id} is not an Avro schema fastavro reads ({exc})") from None
     record = _resolve(raw, named)
     row_schema = None
+    mysql_source = True
     if isinstance(record, dict) and record.get("type") == "record":
         fields = {f.get("name"): f for f in record.get("fields") or () if isinstance(f, dict)}
+        mysql_source = _mysql_source(fields.get("source"), named)
         for name in ("after", "before"):
             if name in fields:
                 candidate = _resolve(_non_null(fields[name].get("type")), named)
@@ -224,13 +253,58 @@ def _envelope(text: str, value_id: int, pos: SourcePosition) -> _Envelope:
     for f in row_schema.get("fields") or ():
         field_type = _resolve(_non_null(f.get("type")), named)
         try:
-            columns.append(_column(f["name"], field_type))
+            columns.append(_column(f["name"], field_type, mysql_source))
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             raise MalformedMessage(
                 FORMAT, pos, f"schema {value_id}: bad schema of column {preview(f.get('name'))}: {exc}"
             ) from None
     steps = tuple((c.field, c.name, c.adapt, c.plan.convert) for c in columns)
-    return _Envelope(writer, tuple(columns), tuple((c.name, c.plan.paimon_type) for c in columns), steps)
+    if columns and all(c.mysql is not None for c in columns):
+        # every column has its MySQL type: the assembler maps them, with the job's --type-mapping
+        return _Envelope(writer, tuple(columns), tuple((c.name, c.mysql) for c in columns), steps, TypeSystem.MYSQL)
+    return _Envelope(writer, tuple(columns), tuple((c.name, _paimon_type(c)) for c in columns), steps)
+
+
+def _paimon_type(column: _Column) -> str:
+    """A column's Paimon type where not every column has its MySQL type (MySQL's default mapping, as
+    Paimon; a SET stays the Connect type's STRING here: a Paimon-typed ARRAY column takes no SET text)."""
+    if column.mysql is None:
+        return column.plan.paimon_type
+    mapped = mysql_to_paimon(column.mysql).sql()
+    return column.plan.paimon_type if mapped.startswith("ARRAY") else mapped
+
+
+def _mysql_source(source_field: Any, named: dict[str, dict[str, Any]]) -> bool:
+    """Whether the envelope's ``source`` record is a MySQL (or MariaDB) connector's, or unnamed."""
+    source = _resolve(_non_null(source_field.get("type")), named) if isinstance(source_field, dict) else None
+    name = source.get("connect.name") if isinstance(source, dict) else None
+    match = _SOURCE_NAME.fullmatch(name) if isinstance(name, str) else None
+    return match is None or match.group(1) in _MYSQL_CONNECTORS
+
+
+def _mysql_type(params: dict[str, str]) -> str | None:
+    """The MySQL column type Debezium's ``__debezium.source.column.*`` parameters describe, as
+    ``schema_evolution.mysql_types`` reads it ("TINYINT(1)", "DECIMAL(8, 3) UNSIGNED"), or None when there
+    is none or MySQL's mapping does not know it."""
+    name = params.get(_COLUMN_TYPE)
+    if name is None or _MYSQL_TYPE_NAME.fullmatch(name) is None:
+        return None
+    name = " ".join(name.upper().split())
+    words = name.split()
+    while words and words[-1] in ("UNSIGNED", "ZEROFILL", "SIGNED"):
+        words.pop()
+    base, modifiers = " ".join(words), name[len(" ".join(words)) :]
+    length, scale = params.get(_COLUMN_LENGTH), params.get(_COLUMN_SCALE)
+    text = base
+    # ENUM and SET: their length is not a member list (the members are Debezium's 'allowed' parameter)
+    if base not in ("ENUM", "SET") and length is not None and length.isdigit():
+        text += f"({length}, {scale})" if scale is not None and scale.isdigit() else f"({length})"
+    text += modifiers
+    try:
+        mysql_to_paimon(text)
+    except UnsupportedSourceType:
+        return None
+    return text
 
 
 def _key_names(text: str, key_id: int, pos: SourcePosition) -> tuple[str, ...]:
@@ -249,11 +323,42 @@ def _key_names(text: str, key_id: int, pos: SourcePosition) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _column(field: str, avro: Any) -> _Column:
+def _column(field: str, avro: Any, mysql_source: bool = True) -> _Column:
+    column = _connect_column(field, avro)
+    props = _innermost(avro)
+    params = props.get("connect.parameters") if isinstance(props, dict) else None
+    mysql = _mysql_type({str(k): str(v) for k, v in params.items()}) if mysql_source and params else None
+    if mysql is None:
+        return column
+    adapt = column.adapt
+    if props.get("type") == "float" and column.plan.convert is None and adapt is None:
+        adapt = _float32_text  # REAL as an Avro float: Java's Float.toString digits, not the double's
+    return _Column(column.field, column.name, column.plan, adapt, mysql)
+
+
+def _innermost(avro: Any) -> Any:
+    while isinstance(avro, dict) and isinstance(avro.get("type"), dict):
+        avro = avro["type"]
+    return avro
+
+
+def _float32_text(value: Any) -> Any:
+    """A 32-bit float as the shortest decimal that reads back as the same float32 (1.000001, not
+    1.0000009536743164): what Paimon casts from ``Float.toString`` when the column is a DOUBLE."""
+    if not isinstance(value, float):
+        return value
+    for digits in range(6, 10):
+        shortest = float(f"{value:.{digits}g}")
+        if struct.unpack("<f", struct.pack("<f", shortest))[0] == value:
+            return shortest
+    return value
+
+
+def _connect_column(field: str, avro: Any) -> _Column:
     props: dict[str, Any] = avro if isinstance(avro, dict) else {"type": avro}
     avro_type = props.get("type")
     if isinstance(avro_type, dict | list):  # {"type": {"type": "int", ...}}: the inner schema
-        return _column(field, avro_type)
+        return _connect_column(field, avro_type)
     if not isinstance(avro_type, str):
         raise ValueError("no Avro type")
     params = props.get("connect.parameters")

@@ -7,19 +7,22 @@ sends it through the Confluent serializer and a Schema Registry. Here the same: 
 converted as AvroConverter converts it (structs to records, ``connect.type``/``connect.name``/
 ``connect.parameters``/``connect.version`` kept, optional fields ``["null", X]``, Decimal with Avro's
 decimal logical type), the values with it, serialized by confluent-kafka's AvroSerializer against the
-in-suite registry, and read back by lakecdc's debezium-avro parser: every row and column type must be
-what lakecdc's debezium-json parser gives the same message (the mapping lakecdc uses for both formats).
+in-suite registry, and read back by lakecdc's debezium-avro parser.
 
-Where lakecdc's types differ from the ITCase's expectations: Paimon's Avro path reads Debezium's
-``__debezium.source.column.type`` parameters (``pt`` DECIMAL(2, 1) from a string, ``_tinyint1`` BOOLEAN,
-``_char`` CHAR(10), ``_set`` ARRAY<STRING>, ...), which its debezium-json path does not; lakecdc maps both
-formats alike, from the Connect types (``DIFFERENT_FROM_ITCASE`` lists these columns, checked below)."""
+Every column carries Debezium's ``__debezium.source.column.type`` parameters, so, as Paimon's
+``DebeziumSchemaUtils.avroToPaimonDataType``, the columns are typed from those MySQL types by MySQL's
+mapping (``pt`` DECIMAL(2, 1) from a string, ``_tinyint1`` BOOLEAN, ``_char`` CHAR(10), ``_set``
+ARRAY<STRING>, ...): the types are the ITCase's, and the first row's values convert to the ITCase's.
+Paimon's debezium-json path does not read these parameters (``DebeziumJsonRecordParser`` maps the Connect
+types), so the same message as debezium-json keeps the Connect types: where both give a column the same
+type, its values must be equal."""
 
 from __future__ import annotations
 
 import base64
 import json
 from collections.abc import Iterator
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -30,9 +33,12 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from formats import debezium
 from formats.debezium_avro import DebeziumAvroParser
-from formats.events import DataChangeEvent, MessageContext
+from formats.events import DataChangeEvent, MessageContext, TypeSystem
 from ingest.kafka.schema_registry import RegistrySchemas
+from schema_evolution.conversion import convert_column
 from schema_evolution.errors import SourcePosition
+from schema_evolution.mysql_types import mysql_to_paimon
+from schema_evolution.type_mapping import TypeMappingMode
 from tests.paimon_compat.samples import FOUND, REASON, SAMPLES, sample_messages
 from tests.paimon_compat.test_alltype_sample import ALLTYPE_EXPECTED
 from tests.support.schema_registry import FakeSchemaRegistry
@@ -46,34 +52,37 @@ CTX = MessageContext(SourcePosition(TOPIC, 0, 0))
 # KafkaDebeziumAvroSyncTableActionITCase's row type (its expectations; Paimon reads MySQL's column types from
 # Debezium's __debezium.source.column.type parameters there, e.g. DECIMAL(2, 1) for a string)
 ITCASE_TYPES = ALLTYPE_EXPECTED  # the same all-types table as the canal ITCase
-# lakecdc's type where it differs (the Connect type, as debezium-json maps it), and why the ITCase differs
-DIFFERENT_FROM_ITCASE = {
-    "pt": "STRING",
-    "_tinyint1": "SMALLINT",
-    "_tinyint": "SMALLINT",
-    "_mediumint_unsigned": "INT",
-    "_mediumint_unsigned_zerofill": "INT",
-    "_bigint_unsigned": "BIGINT",
-    "_bigint_unsigned_zerofill": "BIGINT",
-    "_serial": "BIGINT",
-    "_real": "FLOAT",
-    "_real_unsigned": "FLOAT",
-    "_real_unsigned_zerofill": "FLOAT",
-    "_numeric": "STRING",
-    "_numeric_unsigned": "STRING",
-    "_numeric_unsigned_zerofill": "STRING",
-    "_decimal": "STRING",
-    "_decimal_unsigned": "STRING",
-    "_decimal_unsigned_zerofill": "STRING",
-    "_datetime": "TIMESTAMP(3)",
-    "_datetime_p": "TIMESTAMP(3)",
-    "_datetime_p2": "TIMESTAMP(3)",
-    "_timestamp0": "TIMESTAMP(6)",
-    "_char": "STRING",
-    "_varchar": "STRING",
-    "_bin": "BYTES",
-    "_varbin": "BYTES",
-    "_set": "STRING",
+# lakecdc's type where it differs from the ITCase's: none (a difference would be listed here with its reason)
+DIFFERENT_FROM_ITCASE: dict[str, str] = {}
+# The ITCase's first row, for the columns whose type differs from debezium-json's (the Connect types); the
+# others are compared with debezium-json's values
+ITCASE_ROW_1 = {
+    "pt": Decimal("1.1"),
+    "_tinyint1": True,
+    "_tinyint": 1,
+    "_mediumint_unsigned": 200000,
+    "_mediumint_unsigned_zerofill": 300000,
+    "_bigint_unsigned": Decimal(20000000000),
+    "_bigint_unsigned_zerofill": Decimal(30000000000),
+    "_serial": Decimal(40000000000),
+    "_real": 1.000001,
+    "_real_unsigned": 2.000002,
+    "_real_unsigned_zerofill": 3.000003,
+    "_numeric": Decimal("12345.110"),
+    "_numeric_unsigned": Decimal("12345.220"),
+    "_numeric_unsigned_zerofill": Decimal("12345.330"),
+    "_decimal": Decimal(11111),
+    "_decimal_unsigned": Decimal(22222),
+    "_decimal_unsigned_zerofill": Decimal(33333),
+    "_datetime": datetime(2023, 3, 23, 14, 30, 5),
+    "_datetime_p": datetime(2023, 3, 24, 14, 30),
+    "_datetime_p2": datetime(2023, 3, 24, 14, 30, 5, 120000),
+    "_timestamp0": datetime(2023, 3, 22, 16, 10),
+    "_char": "Paimon",
+    "_varchar": "Apache Paimon",
+    "_bin": b"bytes" + bytes(5),
+    "_varbin": b"more bytes",
+    "_set": ["a", "b"],
 }
 
 
@@ -180,10 +189,25 @@ def _same(value: Any) -> Any:
     return float(value) if isinstance(value, float) else value
 
 
-def test_the_sample_reads_as_its_debezium_json_does(replayed: list[tuple[DataChangeEvent, DataChangeEvent]]) -> None:
+def _converted(event: DataChangeEvent, modes: frozenset[TypeMappingMode] = frozenset()) -> dict[str, Any]:
+    """The event's row as the chunk builder stores it: each value converted to its column's Paimon type."""
+    assert event.after is not None
+    types = dict(event.schema.fields)
+    out = {}
+    for column, value in event.after.items():
+        mysql = types[column]
+        assert mysql is not None
+        out[column] = convert_column(column, [value], mysql_to_paimon(mysql, modes), mysql).to_pylist()[0]
+    return out
+
+
+def test_the_sample_reads_as_the_itcase_and_as_its_debezium_json_does(
+    replayed: list[tuple[DataChangeEvent, DataChangeEvent]],
+) -> None:
     assert len(replayed) == 2
     for avro_event, json_event in replayed:
-        assert avro_event.schema == json_event.schema
+        assert avro_event.schema.type_system is TypeSystem.MYSQL
+        assert avro_event.schema.primary_keys == json_event.schema.primary_keys
         assert (avro_event.op, avro_event.database, avro_event.table) == (
             json_event.op,
             json_event.database,
@@ -191,14 +215,39 @@ def test_the_sample_reads_as_its_debezium_json_does(replayed: list[tuple[DataCha
         )
         assert avro_event.after is not None and json_event.after is not None
         assert set(avro_event.after) == set(json_event.after)
-        for column, value in avro_event.after.items():
-            expected = json_event.after[column]
+        json_types = dict(json_event.schema.fields)
+        avro_types = {c: mysql_to_paimon(t or "").sql() for c, t in avro_event.schema.fields}
+        same_type = {c for c in avro_types if avro_types[c] == json_types[c]}
+        assert same_type.isdisjoint(ITCASE_ROW_1) and set(avro_types) - same_type <= set(ITCASE_ROW_1)
+        _converted(avro_event)  # every value converts to its MySQL-mapped type
+        for column in same_type:
+            value, expected = avro_event.after[column], json_event.after[column]
             if isinstance(expected, list):  # the JSON path keeps a Connect array as a list
                 expected = json.dumps(expected, separators=(",", ":"))
             if isinstance(value, float):  # a 32-bit Avro float holds the JSON number's float32
                 assert abs(value - float(expected)) <= abs(float(expected)) * 1e-6, column
             else:
                 assert value == expected, column
+    first = _converted(replayed[0][0])
+    assert {c: first[c] for c in ITCASE_ROW_1} == ITCASE_ROW_1
+
+
+def test_type_mapping_options_apply_to_the_parameters_types(
+    replayed: list[tuple[DataChangeEvent, DataChangeEvent]],
+) -> None:
+    """The parameters' types are MySQL's, so --type-mapping applies to them as to canal-json's."""
+    event = replayed[0][0]
+    types = dict(event.schema.fields)
+    for column, mode, expected, value in (
+        ("_tinyint1", TypeMappingMode.TINYINT1_NOT_BOOL, "TINYINT", 1),
+        ("_bigint_unsigned", TypeMappingMode.BIGINT_UNSIGNED_TO_BIGINT, "BIGINT", 20000000000),
+        ("_char", TypeMappingMode.CHAR_TO_STRING, "STRING", "Paimon"),
+        ("_real", TypeMappingMode.TO_STRING, "STRING", "1.000001"),
+    ):
+        mysql = types[column]
+        assert mysql is not None
+        assert mysql_to_paimon(mysql, frozenset({mode})).sql() == expected, column
+        assert _converted(event, frozenset({mode}))[column] == value, column
 
 
 def test_primary_keys_and_ids_as_the_itcase(replayed: list[tuple[DataChangeEvent, DataChangeEvent]]) -> None:
@@ -210,7 +259,9 @@ def test_primary_keys_and_ids_as_the_itcase(replayed: list[tuple[DataChangeEvent
 
 
 def test_types_are_the_itcases_but_the_documented_ones(replayed: list[tuple[DataChangeEvent, DataChangeEvent]]) -> None:
-    types = dict(replayed[0][0].schema.fields)
+    schema = replayed[0][0].schema
+    assert schema.type_system is TypeSystem.MYSQL  # MySQL's types, as the parameters give them
+    types = {c: mysql_to_paimon(t or "").sql() for c, t in schema.fields}
     assert list(types) == list(ITCASE_TYPES)
     for column, itcase in ITCASE_TYPES.items():
         assert types[column] == DIFFERENT_FROM_ITCASE.get(column, itcase), column
