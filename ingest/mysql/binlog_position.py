@@ -10,7 +10,15 @@ from typing import Any
 
 import structlog
 
-from ingest.mysql.client import MySqlConnection, binlog_scan, is_mariadb, master_status, query, variables
+from ingest.mysql.client import (
+    MySqlConnection,
+    binlog_scan,
+    binlog_status,
+    is_mariadb,
+    master_status,
+    query,
+    variables,
+)
 from ingest.mysql.gtid import GtidSet
 
 log = structlog.get_logger(__name__)
@@ -42,7 +50,7 @@ def status_with_gtids(c: Any) -> tuple[tuple[str, int], str | None]:
     # MySQL: Executed_Gtid_Set of SHOW MASTER STATUS, when GTID mode is on and nothing was written since
     if variables(c, "gtid_mode").get("gtid_mode", "OFF").upper() != "ON":
         return position, None
-    rows = query(c, "SHOW MASTER STATUS")
+    rows = binlog_status(c)
     if not rows or len(rows[0]) < 5 or (str(rows[0][0]), int(rows[0][1])) != position:
         return position, None
     return position, str(rows[0][4] or "").replace("\n", "")

@@ -292,12 +292,32 @@ def table_comments(c: Any, database: str, table: str) -> tuple[dict[str, str], s
     return {str(n): str(t) for n, t in columns}, str(comment[0][0] or "") if comment else None
 
 
+# MySQL 8.4 removed SHOW MASTER STATUS (error 1064, a syntax error) in favour of SHOW BINARY LOG STATUS,
+# which MySQL before 8.2 and MariaDB do not know; both answer with the same columns.
+_STATUS_QUERIES = ("SHOW MASTER STATUS", "SHOW BINARY LOG STATUS")
+_SYNTAX_ERROR = 1064
+
+
+def binlog_status(c: Any) -> list[tuple[Any, ...]]:
+    """SHOW MASTER STATUS's rows (File, Position, ..., and on MySQL Executed_Gtid_Set), asked in the
+    spelling the server knows."""
+    import pymysql
+
+    for sql in _STATUS_QUERIES[:-1]:
+        try:
+            return query(c, sql)
+        except pymysql.err.ProgrammingError as exc:
+            if not exc.args or exc.args[0] != _SYNTAX_ERROR:
+                raise
+    return query(c, _STATUS_QUERIES[-1])
+
+
 def master_status(c: Any) -> tuple[str, int]:
     """The binlog position after the last written event (where the next one will start)."""
     import pymysql
 
     try:
-        rows = query(c, "SHOW MASTER STATUS")
+        rows = binlog_status(c)
     except pymysql.err.OperationalError as exc:
         if exc.args and exc.args[0] in (1227, 1045):  # access denied: the privilege is missing
             raise MySqlSourceError(
