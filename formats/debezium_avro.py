@@ -5,8 +5,9 @@ Schema Registry.
            {before: Value | null, after: Value | null, source: {db, table, ts_ms, ...}, op, ts_ms, ...}
     key:   0x00 | schema id | Avro binary of the Key record (its fields are the primary keys)
 
-This module is pure: it reads the wire format and decodes the Avro body with fastavro against the writer
-schema, which it asks of a ``SchemaSource`` (schema id -> the schema's JSON text). The registry client
+This module is pure: it reads the wire format and decodes the Avro body against the writer schema (parsed
+and checked by fastavro, decoded by a decoder compiled for it in ``formats.debezium_avro_decoder``, which
+gives fastavro's values), which it asks of a ``SchemaSource`` (schema id -> the schema's JSON text). The registry client
 that answers lives in ``ingest.kafka.schema_registry``; a parser is built per process around one
 (``DebeziumAvroParser``), and caches what it derives from each schema id. Schemas are looked up by the
 id each message carries, never by a subject, so topics with different schemas read side by side (Paimon
@@ -49,18 +50,20 @@ Semantics follow Apache Paimon's ``DebeziumAvroRecordParser``:
 from __future__ import annotations
 
 import base64
-import io
 import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
+from dataclasses import field as dataclass_field
+from io import BytesIO
 from typing import Any
 
 import fastavro
 import orjson
+from fastavro import schemaless_reader as _schemaless_reader
 
-from formats.debezium import envelope_op
+from formats.debezium import OPS, envelope_op
+from formats.debezium_avro_decoder import Decoder, compile_decoder
 from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SchemaChangeEvent, SourceSchema, TypeSystem
 from schema_evolution.debezium_types import ColumnPlan, plan_column
 from schema_evolution.errors import MalformedMessage, SourcePosition
@@ -131,72 +134,158 @@ class _Envelope:
     writer: Any
     columns: tuple[_Column, ...]
     fields: tuple[tuple[str, str | None], ...]
-    # per column: (Avro field, column name, adapt, convert), the row loop's form
-    steps: tuple[tuple[str, str, Callable[[Any], Any] | None, Callable[[Any], Any] | None], ...] = ()
     types: TypeSystem = TypeSystem.PAIMON  # the vocabulary of ``fields``' types
+    value_id: int = 0
+    # The decoded record is the row itself (each column named by its field, 'after' and 'before' one
+    # record type): only these columns' values are replaced, by adapt and convert in one.
+    in_place: bool = False
+    # the writer schema's compiled decoder (``formats.debezium_avro_decoder``), None: fastavro's reader
+    decode: Decoder | None = None
+    converting: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
+    # key header (or None) -> the SourceSchema of this value schema with that key's primary keys
+    schemas: dict[bytes | None, SourceSchema] = dataclass_field(default_factory=dict)
 
 
 class DebeziumAvroParser:
-    """A ``formats.Parser`` for debezium-avro over one ``SchemaSource``; caches per schema id."""
+    """A ``formats.Parser`` for debezium-avro over one ``SchemaSource``; caches per schema id.
+
+    The per-message path is a dict lookup by the value's 5-byte header (magic byte and schema id), one
+    decode by the writer schema's compiled decoder (``formats.debezium_avro_decoder``; fastavro's reader
+    for a schema it does not compile), and the decoded record used as the row with only the columns that
+    need it converted in place; everything else is derived once per schema id."""
 
     def __init__(self, schemas: SchemaSource) -> None:
         self._schemas = schemas
         self._envelopes: dict[int, _Envelope] = {}
+        self._by_header: dict[bytes, _Envelope] = {}
         self._keys: dict[int, tuple[str, ...]] = {}
-        self._source_schemas: dict[tuple[int, int | None], SourceSchema] = {}
 
     def __call__(self, value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[ChangeEvent]:
         if value is None:
             return []  # tombstone
         pos = ctx.position
+        envelope = self._by_header.get(value[:HEADER_BYTES])
+        if envelope is None:
+            envelope = self._envelope(value, pos)
+        try:
+            decode = envelope.decode
+            if decode is not None:
+                root = decode(value)
+            else:
+                root = _schemaless_reader(BytesIO(value[HEADER_BYTES:]), envelope.writer, None)
+        except RecursionError:
+            raise MalformedMessage(
+                FORMAT, pos, f"the Avro body nests too deeply for schema {envelope.value_id}"
+            ) from None
+        except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, ... on bytes that do not fit
+            raise MalformedMessage(
+                FORMAT, pos, f"the Avro body does not decode with schema {envelope.value_id} ({type(exc).__name__})"
+            ) from None
+        if root.__class__ is not dict:
+            raise MalformedMessage(
+                FORMAT, pos, f"schema {envelope.value_id} is not a record schema (a Debezium Envelope)"
+            )
+
+        source = root.get("source")
+        if source.__class__ is dict:
+            database, table, ts = source.get("db"), source.get("table"), source.get("ts_ms")
+            database = database if database.__class__ is str else None
+            table = table if table.__class__ is str else None
+        else:
+            database = table = ts = None
+        if ts.__class__ is not int:
+            ts = root.get("ts_ms")
+            ts = ts if ts.__class__ is int else None
+
+        op_name = root.get("op")
+        op = OPS.get(op_name) if op_name.__class__ is str else None
+        if op is None:
+            if op_name is None and isinstance(root.get("ddl"), str):
+                return [SchemaChangeEvent(_text(root.get("databaseName")) or database, table, root["ddl"], ts)]
+            op = envelope_op(FORMAT, op_name, database, table, pos)  # raises
+        if not envelope.columns and not envelope.fields:
+            raise MalformedMessage(FORMAT, pos, f"schema {envelope.value_id} has no 'after' or 'before' record")
+
+        key_header = key[:HEADER_BYTES] if key else None
+        schema = envelope.schemas.get(key_header)
+        if schema is None:
+            schema = self._source_schema(envelope, key, key_header, pos)
+        if op is Op.INSERT:
+            return [
+                DataChangeEvent(
+                    op, database, table, schema, None, _image(root, "after", True, op_name, envelope, pos), ts
+                )
+            ]
+        if op is Op.DELETE:
+            return [
+                DataChangeEvent(
+                    op, database, table, schema, _image(root, "before", True, op_name, envelope, pos), None, ts
+                )
+            ]
+        after = _image(root, "after", True, op_name, envelope, pos)
+        before = _image(root, "before", False, op_name, envelope, pos)
+        return [DataChangeEvent(op, database, table, schema, before if before is not None else after, after, ts)]
+
+    def _envelope(self, value: bytes, pos: SourcePosition) -> _Envelope:
         value_id = schema_id(value, pos)
         envelope = self._envelopes.get(value_id)
         if envelope is None:
             envelope = self._envelopes[value_id] = _envelope(self._schemas(value_id, pos), value_id, pos)
-        root = _decode(envelope.writer, value, value_id, pos)
-        if not isinstance(root, dict):
-            raise MalformedMessage(FORMAT, pos, f"schema {value_id} is not a record schema (a Debezium Envelope)")
-
-        source = root.get("source")
-        source = source if isinstance(source, dict) else {}
-        database, table = _text(source.get("db")), _text(source.get("table"))
-        ts = source.get("ts_ms")
-        op_ts = ts if isinstance(ts, int) else root.get("ts_ms") if isinstance(root.get("ts_ms"), int) else None
-
-        op_name = root.get("op")
-        if op_name is None and isinstance(root.get("ddl"), str):
-            return [SchemaChangeEvent(_text(root.get("databaseName")) or database, table, root["ddl"], op_ts)]
-        op = envelope_op(FORMAT, op_name, database, table, pos)
-        if not envelope.columns and not envelope.fields:
-            raise MalformedMessage(FORMAT, pos, f"schema {value_id} has no 'after' or 'before' record")
-
-        schema = self._source_schema(envelope, value_id, key, pos)
-        after = _row(root, "after", op is not Op.DELETE, str(op_name), envelope, pos)
-        before = _row(root, "before", op is Op.DELETE, str(op_name), envelope, pos)
-        if op is Op.INSERT:
-            return [DataChangeEvent(op, database, table, schema, None, after, op_ts)]
-        if op is Op.DELETE:
-            return [DataChangeEvent(op, database, table, schema, before, None, op_ts)]
-        assert after is not None
-        return [DataChangeEvent(op, database, table, schema, before if before is not None else after, after, op_ts)]
+        self._by_header[value[:HEADER_BYTES]] = envelope
+        return envelope
 
     def _source_schema(
-        self, envelope: _Envelope, value_id: int, key: bytes | None, pos: SourcePosition
+        self, envelope: _Envelope, key: bytes | None, key_header: bytes | None, pos: SourcePosition
     ) -> SourceSchema:
         key_id = _key_id(key)
-        cached = self._source_schemas.get((value_id, key_id))
-        if cached is not None:
-            return cached
         keys: tuple[str, ...] = ()
         if key_id is not None:
             keys = self._keys.get(key_id) or ()
             if key_id not in self._keys:
                 keys = self._keys[key_id] = _key_names(self._schemas(key_id, pos), key_id, pos)
         schema = SourceSchema(envelope.fields, keys, envelope.types)
-        if len(self._source_schemas) >= 4096:
-            self._source_schemas.clear()
-        self._source_schemas[(value_id, key_id)] = schema
+        if len(envelope.schemas) >= 4096:  # keys outside the wire format: a header each
+            envelope.schemas.clear()
+        envelope.schemas[key_header] = schema
         return schema
+
+
+def _image(
+    root: dict[str, Any], name: str, required: bool, op: Any, envelope: _Envelope, pos: SourcePosition
+) -> dict[str, Any] | None:
+    """The row of ``root[name]``: the decoded record itself, its converting columns replaced."""
+    record = root.get(name)
+    if record.__class__ is not dict or not envelope.in_place:
+        if record is None and not required:
+            return None
+        return _row(root, name, required, op, envelope, pos)
+    for field_name, convert in envelope.converting:
+        value = record.get(field_name)
+        if value is not None:
+            try:
+                record[field_name] = convert(value)
+            except (ValueError, TypeError, OverflowError, struct.error):
+                column = next(c for c in envelope.columns if c.field == field_name)
+                _convert_column(column, value, pos)  # raises the error _row gives
+                raise
+    return record
+
+
+def _convert_column(column: _Column, value: Any, pos: SourcePosition) -> Any:
+    """One value through a column's adapt and convert, or ``MalformedMessage`` naming the column."""
+    try:
+        if column.adapt is not None:
+            value = column.adapt(value)
+        if column.plan.convert is not None:
+            value = column.plan.convert(value)
+    except (ValueError, TypeError, OverflowError, struct.error) as exc:  # struct: a geometry's SRID
+        raise MalformedMessage(
+            FORMAT,
+            pos,
+            f"column '{column.name}' ({column.plan.paimon_type}): cannot read {preview(value, 60)}: "
+            f"{reason(exc, value)}",
+        ) from None
+    return value
 
 
 def _text(value: Any) -> str | None:
@@ -207,17 +296,6 @@ def _key_id(key: bytes | None) -> int | None:
     if not key or len(key) < HEADER_BYTES or key[0] != MAGIC_BYTE:
         return None  # not an Avro key: no primary keys from it (debezium-json ignores a non-JSON key too)
     return int.from_bytes(key[1:HEADER_BYTES], "big")
-
-
-def _decode(writer: Any, data: bytes, value_id: int, pos: SourcePosition) -> Any:
-    try:
-        return fastavro.schemaless_reader(io.BytesIO(data[HEADER_BYTES:]), writer, None)
-    except RecursionError:
-        raise MalformedMessage(FORMAT, pos, f"the Avro body nests too deeply for schema {value_id}") from None
-    except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, ... on bytes that do not fit
-        raise MalformedMessage(
-            FORMAT, pos, f"the Avro body does not decode with schema {value_id} ({type(exc).__name__})"
-        ) from None
 
 
 def _load_schema(text: str, schema_id_: int, pos: SourcePosition) -> Any:
@@ -238,6 +316,7 @@ def _envelope(text: str, value_id: int, pos: SourcePosition) -> _Envelope:
     record = _resolve(raw, named)
     row_schema = None
     mysql_source = True
+    images = []  # the record schemas of 'after' and 'before'
     if isinstance(record, dict) and record.get("type") == "record":
         fields = {f.get("name"): f for f in record.get("fields") or () if isinstance(f, dict)}
         mysql_source = _mysql_source(fields.get("source"), named)
@@ -245,10 +324,12 @@ def _envelope(text: str, value_id: int, pos: SourcePosition) -> _Envelope:
             if name in fields:
                 candidate = _resolve(_non_null(fields[name].get("type")), named)
                 if isinstance(candidate, dict) and candidate.get("type") == "record":
-                    row_schema = candidate
-                    break
+                    row_schema = row_schema or candidate
+                    images.append(candidate)
+    decode = compile_decoder(raw, named, HEADER_BYTES)
     if row_schema is None:
-        return _Envelope(writer, (), ())
+        return _Envelope(writer, (), (), value_id=value_id, decode=decode)
+    one_record = all(image is row_schema for image in images)
     columns = []
     for f in row_schema.get("fields") or ():
         field_type = _resolve(_non_null(f.get("type")), named)
@@ -258,11 +339,37 @@ def _envelope(text: str, value_id: int, pos: SourcePosition) -> _Envelope:
             raise MalformedMessage(
                 FORMAT, pos, f"schema {value_id}: bad schema of column {preview(f.get('name'))}: {exc}"
             ) from None
-    steps = tuple((c.field, c.name, c.adapt, c.plan.convert) for c in columns)
+    in_place = (
+        one_record and all(c.name == c.field for c in columns) and len({c.field for c in columns}) == len(columns)
+    )
+    converting = tuple(
+        (c.field, _adapt_convert(c)) for c in columns if c.adapt is not None or c.plan.convert is not None
+    )
     if columns and all(c.mysql is not None for c in columns):
         # every column has its MySQL type: the assembler maps them, with the job's --type-mapping
-        return _Envelope(writer, tuple(columns), tuple((c.name, c.mysql) for c in columns), steps, TypeSystem.MYSQL)
-    return _Envelope(writer, tuple(columns), tuple((c.name, _paimon_type(c)) for c in columns), steps)
+        fields_, types = tuple((c.name, c.mysql) for c in columns), TypeSystem.MYSQL
+    else:
+        fields_, types = tuple((c.name, _paimon_type(c)) for c in columns), TypeSystem.PAIMON
+    return _Envelope(
+        writer,
+        tuple(columns),
+        fields_,
+        types=types,
+        value_id=value_id,
+        in_place=in_place,
+        converting=converting,
+        decode=decode,
+    )
+
+
+def _adapt_convert(column: _Column) -> Callable[[Any], Any]:
+    adapt, convert = column.adapt, column.plan.convert
+    if adapt is None:
+        assert convert is not None
+        return convert
+    if convert is None:
+        return adapt
+    return lambda value: convert(adapt(value))
 
 
 def _paimon_type(column: _Column) -> str:
@@ -383,17 +490,33 @@ def _connect_column(field: str, avro: Any) -> _Column:
 def _decimal_text(scale: int) -> Callable[[Any], str]:
     """Connect's Decimal from its unscaled two's-complement bytes, as exact text (what the debezium-json
     path's converter makes of the same bytes in base64)."""
+    if scale <= 0:
+        zeros = "0" * -scale
+
+        def whole(value: Any) -> str:
+            if value.__class__ is not bytes:
+                raise ValueError(f"expected bytes for a Decimal, got {type(value).__name__}")
+            unscaled = int.from_bytes(value, "big", signed=True)
+            return f"{unscaled}{zeros}" if unscaled else "0"
+
+        return whole
+    unit = 10**scale
 
     def convert(value: Any) -> str:
-        if not isinstance(value, bytes):
+        if value.__class__ is not bytes:
             raise ValueError(f"expected bytes for a Decimal, got {type(value).__name__}")
-        return format(Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-scale), "f")
+        unscaled = int.from_bytes(value, "big", signed=True)
+        if unscaled < 0:
+            units, fraction = divmod(-unscaled, unit)
+            return f"-{units}.{fraction:0{scale}d}"
+        units, fraction = divmod(unscaled, unit)
+        return f"{units}.{fraction:0{scale}d}"
 
     return convert
 
 
 def _row(
-    root: dict[str, Any], name: str, required: bool, op: str, envelope: _Envelope, pos: SourcePosition
+    root: dict[str, Any], name: str, required: bool, op: Any, envelope: _Envelope, pos: SourcePosition
 ) -> dict[str, Any] | None:
     record = root.get(name)
     if record is None:
@@ -403,23 +526,11 @@ def _row(
     if not isinstance(record, dict):
         raise MalformedMessage(FORMAT, pos, f"field '{name}' is not a record")
     row: dict[str, Any] = {}
-    for field, name, adapt, convert in envelope.steps:
-        value = record.get(field)
-        if value is not None and (adapt is not None or convert is not None):
-            try:
-                if adapt is not None:
-                    value = adapt(value)
-                if convert is not None:
-                    value = convert(value)
-            except (ValueError, TypeError, OverflowError, struct.error) as exc:  # struct: a geometry's SRID
-                column = next(c for c in envelope.columns if c.field == field)
-                raise MalformedMessage(
-                    FORMAT,
-                    pos,
-                    f"column '{name}' ({column.plan.paimon_type}): cannot read {preview(value, 60)}: "
-                    f"{reason(exc, value)}",
-                ) from None
-        row[name] = value
+    for column in envelope.columns:
+        value = record.get(column.field)
+        if value is not None and (column.adapt is not None or column.plan.convert is not None):
+            value = _convert_column(column, value, pos)
+        row[column.name] = value
     return row
 
 
