@@ -101,10 +101,12 @@ def add_parsers(sub: Any, opt: Callable[..., None]) -> None:
 
 
 def run(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
-    from sinks.table.locations import resolve_location
+    from sinks.filesystem import with_environment
+    from sinks.table.locations import resolve_warehouse
 
     try:
-        args.warehouse = resolve_location(args.warehouse)
+        args.warehouse = resolve_warehouse(args.warehouse)
+        catalog_conf = with_environment(args.warehouse, catalog_conf)  # s3.* from AWS_* when not given
         return _ACTIONS[args.action](args, catalog_conf)
     except ValueError as exc:
         print(f"lakecdc: error: {exc}", file=sys.stderr)
@@ -130,8 +132,6 @@ def _exclusive(args: argparse.Namespace, catalog_conf: dict[str, str], identifie
     """Hold ``identifier``'s lease while an action that a running writer must not see runs; a live
     sync job's lease refuses it (``LeaseHeld`` names the job), with the job's rules of expiry and
     LAKECDC_FORCE_LEASE."""
-    from pathlib import Path
-
     from ingest.job import lease_settings
     from sinks.write.committer import Committer
     from sinks.write.lease import Fence, Owner
@@ -143,7 +143,7 @@ def _exclusive(args: argparse.Namespace, catalog_conf: dict[str, str], identifie
     ttl, force = lease_settings()
     fence = Fence(Owner.this_process(f"lakecdc {args.action} (pid {os.getpid()})"), ttl, force)
     try:
-        fence.hold(Path(directory), f"table {identifier}")
+        fence.hold(directory, f"table {identifier}")
         yield
     finally:
         fence.close()

@@ -21,7 +21,8 @@ from ingest.pipeline.dead_letters import check_dead_letter_options
 from ingest.source import Action, SourceKind
 from schema_evolution.computed_specs import parse_computed_columns
 from schema_evolution.type_mapping import parse_type_mapping
-from sinks.table.locations import resolve_location
+from sinks.filesystem import check_lease_support, is_object_store, with_environment
+from sinks.table.locations import resolve_location, resolve_warehouse
 from sinks.table.options import validate_table_options
 
 
@@ -117,7 +118,10 @@ class SyncSettings(BaseSettings):
     @classmethod
     def _location(cls, v: str | None, info: ValidationInfo) -> str | None:
         # Absolute from here on: pypaimon-rust and Spark's executors take no relative path.
-        return None if v is None else resolve_location(v, f"--{info.field_name}")
+        if v is None:
+            return None
+        resolve = resolve_warehouse if info.field_name == "warehouse" else resolve_location  # s3:// warehouses
+        return resolve(v, f"--{info.field_name}")
 
     @field_validator("including_tables", "excluding_tables", "including_dbs", "excluding_dbs")
     @classmethod
@@ -190,7 +194,21 @@ class SyncSettings(BaseSettings):
         validate_table_options(self.table_conf, has_primary_key=True, retractions=not plain_json)
         self._no_effect += [f"--table-conf {k}" for k in TABLE_CONF_OPTIONS.review(self.table_conf)]
         self._no_effect += [f"--catalog-conf {k}" for k in CATALOG_OPTIONS.review(self.catalog_conf)]
+        if is_object_store(self.warehouse):
+            self._check_object_store()
         return self
+
+    def _check_object_store(self) -> None:
+        if self.checkpoint is None:
+            raise ValueError(
+                f"--warehouse {self.warehouse} is on object storage: give --checkpoint a local or shared path "
+                "(the default, <warehouse>/_lakecdc/checkpoints/<job>, would be on object storage, where Spark "
+                "here cannot keep its checkpoint)"
+            )
+        check_lease_support(self.warehouse)
+        # s3.* options the command line lacks, from AWS_* variables: the same for every reader and writer
+        self.catalog_conf.update(with_environment(self.warehouse, self.catalog_conf))
+        logs.register_secrets(v for k, v in self.catalog_conf.items() if logs.is_secret_name(k))
 
     def _check_kafka(self) -> None:
         if self.mysql_conf:

@@ -25,6 +25,7 @@ from pathlib import Path
 import structlog
 
 from schema_evolution.errors import LakeCdcError
+from sinks.filesystem import Directory
 from sinks.local_files import write_atomically
 from sinks.write.lease import Fence
 
@@ -118,7 +119,7 @@ class CheckpointGuard:
         user: str,
         progress: SparkProgress,
         last_identifier: Callable[[str], int | None],
-        table_directory: Callable[[str], Path | None],
+        table_directory: Callable[[str], Directory | None],
         fence: Fence | None = None,
     ) -> None:
         self.checkpoint = checkpoint
@@ -129,7 +130,7 @@ class CheckpointGuard:
         self.fence = fence
         self.tables = committed_tables(checkpoint)
         self.checked: set[str] = set()
-        self.directories: dict[str, Path] = {}
+        self.directories: dict[str, Directory] = {}
 
     def check_start(self, tables: Iterable[str]) -> None:
         """At start-up: the tables this checkpoint wrote, and ``tables``, against Spark's checkpoint."""

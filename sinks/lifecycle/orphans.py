@@ -10,13 +10,16 @@ conservative: every file named by any manifest that any snapshot or tag lists.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow.fs as pafs
 import structlog
 
+from sinks.filesystem import FileEntry, is_object_store, open_filesystem, walk_files
 from sinks.store import changelogs
 from sinks.store.manifests import ManifestWalker
 from sinks.store.tables import open_table, tag_snapshots
@@ -66,17 +69,10 @@ def _referenced(table: FileStoreTable) -> set[str]:
     return names
 
 
-def _candidates(table_path: Path) -> list[Path]:
+def _candidates(files: Iterable[FileEntry]) -> list[FileEntry]:
     """Files in the table's bucket, manifest and index directories (partition directories
     included); snapshot, schema, tag and consumer files are never candidates."""
-    out: list[Path] = []
-    for path in table_path.rglob("*"):
-        if not path.is_file():
-            continue
-        parent = path.parent.name
-        if parent.startswith("bucket-") or parent in ("manifest", "index"):
-            out.append(path)
-    return out
+    return [f for f in files if f.parent.startswith("bucket-") or f.parent in ("manifest", "index")]
 
 
 def remove_orphan_files(
@@ -87,18 +83,20 @@ def remove_orphan_files(
     dry_run: bool = False,
 ) -> OrphanReport:
     """Delete (or with ``dry_run`` only list) the table's unreferenced files older than the cut-off
-    (epoch ms; default one day ago). Local and mounted warehouses only."""
+    (epoch ms; default one day ago). Local and mounted warehouses, and ``s3://`` ones (listed and
+    deleted through ``sinks.filesystem`` with the catalog's options; an object's time is its upload)."""
     table = open_table(warehouse, catalog_options, identifier)
-    root = Path(table.table_path)
-    if not root.exists():
+    location = str(table.table_path)
+    fs, root = open_filesystem(location, {**catalog_options, "warehouse": warehouse})
+    if fs.get_file_info(root).type != pafs.FileType.Directory and not is_object_store(location):
         raise ValueError(f"remove-orphan-files reads the table's directory; {root} is not a local path")
     cutoff = older_than_ms if older_than_ms is not None else int(time.time() * 1000) - DEFAULT_OLDER_THAN_MS
     referenced = _referenced(table)
-    orphans = [
-        p for p in _candidates(root) if p.name not in referenced and p.stat().st_mtime * 1000 < cutoff
-    ]  # fmt: skip
+    orphans = [f for f in _candidates(walk_files(fs, root)) if f.name not in referenced and f.mtime_ms < cutoff]
     if not dry_run:
-        for path in orphans:
-            path.unlink(missing_ok=True)
+        for entry in orphans:
+            with contextlib.suppress(FileNotFoundError):  # gone already
+                fs.delete_file(entry.path)
     log.info("orphan files", table=identifier, count=len(orphans), deleted=not dry_run)
-    return OrphanReport(identifier, tuple(sorted(str(p) for p in orphans)), not dry_run)
+    prefix = location.split("://", 1)[0] + "://" if is_object_store(location) else ""
+    return OrphanReport(identifier, tuple(sorted(prefix + f.path for f in orphans)), not dry_run)

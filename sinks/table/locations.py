@@ -1,9 +1,11 @@
-"""Where a user's warehouse and checkpoint are: a relative or absolute local path, or a ``file:`` URI.
+"""Where a user's warehouse and checkpoint are: a relative or absolute local path, or a ``file:`` URI;
+the warehouse may also be an ``s3://bucket/path`` URI (S3-compatible object storage, ``sinks.filesystem``).
 
-Each is resolved once, at start-up, to an absolute local path, the one form that pypaimon,
+Each is resolved once, at start-up: a local one to an absolute local path, the one form that pypaimon,
 pypaimon-rust (which refuses relative paths) and lakecdc's own files beside the checkpoint all
-take. Any other scheme is refused with a message naming the option: object storage (``s3://``,
-``oss://``, ``gs://``, ``hdfs://``) is not supported yet, and must not silently become a local folder
+take; an ``s3://`` warehouse to ``s3://bucket/path`` without a trailing slash. Any other scheme is
+refused with a message naming the option: ``s3a://``, ``oss://``, ``gs://``, ``hdfs://`` warehouses and
+any object-store checkpoint are not supported, and must not silently become a local folder
 (``os.path`` turns ``s3://b/x`` into ``s3:/b/x``).
 """
 
@@ -14,6 +16,8 @@ import re
 from urllib.parse import unquote, urlsplit
 
 SUPPORTED = "local paths (relative or absolute) and file: URIs"
+WAREHOUSE_SUPPORTED = f"{SUPPORTED}, and s3://bucket/path on S3-compatible object storage"
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
 
 # RFC 3986: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), followed by ":".
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
@@ -52,8 +56,37 @@ def resolve_location(location: str, option: str = "--warehouse") -> str:
         uri = text[match.end() :].startswith("//")
         scheme = f"{match.group(1)}:" + ("//" if uri else "")
         hint = "" if uri else f"; a local path with a ':' is written ./{text}"
+        if uri and match.group(1).lower() == "s3":
+            raise UnsupportedLocation(
+                f"{option} '{location}' must be a local or shared filesystem path ({SUPPORTED}): s3:// is "
+                "supported for the warehouse only; the Spark checkpoint and lakecdc's job state beside it stay "
+                "on a local or shared path (Spark here has no S3 filesystem)"
+            )
         raise UnsupportedLocation(
             f"{option} '{location}': the {scheme} scheme is not supported; lakecdc supports {SUPPORTED} "
-            f"(object storage such as s3://, oss://, gs:// and hdfs:// is not supported yet){hint}"
+            f"(and s3://bucket/path for a warehouse; oss://, gs://, hdfs:// and s3a:// are not supported){hint}"
         )
     return os.path.abspath(os.path.expanduser(path))
+
+
+def resolve_warehouse(location: str, option: str = "--warehouse") -> str:
+    """``resolve_location`` for a warehouse, which may also be ``s3://bucket[/path]`` (returned as
+    ``s3://bucket/path``, no trailing slash, no ``.``/``..`` segments)."""
+    text = location.strip()
+    match = _SCHEME.match(text)
+    if match is None or match.group(1).lower() != "s3" or not text[match.end() :].startswith("//"):
+        return resolve_location(location, option)
+    parts = urlsplit(text)
+    if parts.query or parts.fragment or parts.username or parts.password or parts.port:
+        raise UnsupportedLocation(
+            f"{option} '{location}': an s3:// warehouse is s3://bucket/path, with no credentials, port, '?' or "
+            "'#' in it (the endpoint and keys go in --catalog-conf s3.endpoint=..., s3.access-key=..., or "
+            "the AWS_* environment variables)"
+        )
+    bucket = parts.netloc
+    if not _BUCKET.match(bucket):
+        raise UnsupportedLocation(f"{option} '{location}': '{bucket}' is not an S3 bucket name")
+    segments = [s for s in parts.path.split("/") if s]
+    if any(s in (".", "..") for s in segments):
+        raise UnsupportedLocation(f"{option} '{location}': an s3:// path takes no '.' or '..' segment")
+    return "/".join([f"s3://{bucket}", *segments])

@@ -7,18 +7,21 @@ from collections.abc import Mapping
 
 import pyarrow as pa
 
-from sinks.table.locations import resolve_location
+from sinks.filesystem import with_environment
+from sinks.table.locations import resolve_warehouse
 
 
 def run_query(
     warehouse: str, sql: str, database: str = "default", options: Mapping[str, str] | None = None
 ) -> pa.Table:
     """Run one SQL statement; tables resolve in ``database`` unless qualified. ``warehouse`` is a
-    relative or absolute path or a ``file:`` URI (pypaimon-rust itself takes absolute ones only)."""
+    relative or absolute path, a ``file:`` URI (pypaimon-rust itself takes absolute ones only) or an
+    ``s3://`` URI (``s3.*`` options from ``options`` or the AWS_* environment)."""
     from pypaimon_rust.datafusion import SQLContext
 
     ctx = SQLContext()
-    ctx.register_catalog("paimon", {**(options or {}), "warehouse": resolve_location(warehouse)}, database)
+    location = resolve_warehouse(warehouse)
+    ctx.register_catalog("paimon", {**with_environment(location, options or {}), "warehouse": location}, database)
     batches = ctx.sql(sql)
     if not batches:
         return pa.table({})

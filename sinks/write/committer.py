@@ -8,11 +8,11 @@ when the crash fell between two tables' commits.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import structlog
 
 from schema_evolution.identifiers import UnsafeIdentifierError
+from sinks.filesystem import Directory, directory
 from sinks.store.tables import inside_warehouse, table_location
 
 log = structlog.get_logger(__name__)
@@ -51,9 +51,9 @@ class Committer:
             snapshot = manager.get_snapshot_by_id(snapshot.id - 1) if snapshot.id > 1 else None
         return None
 
-    def table_directory(self, table: str) -> Path | None:
-        """Where ``table`` keeps its files (a local path: lakecdc's warehouses are local); None
-        when there is no such table yet."""
+    def table_directory(self, table: str) -> Directory | None:
+        """Where ``table`` keeps its files (a local path, or a ``StoreLocation`` on object storage, with
+        the catalog options that reach it); None when there is no such table yet."""
         from pypaimon.catalog.catalog_exception import TableNotExistException
 
         from sinks.store.tables import open_table
@@ -64,7 +64,7 @@ class Committer:
             return None
         if not inside_warehouse(self.warehouse, location, 2):  # the lease file goes there: never outside
             raise UnsafeIdentifierError("table", table, f"its directory {location} is not inside the warehouse")
-        return Path(location.removeprefix("file://").removeprefix("file:"))
+        return directory(location, self.catalog_options)
 
     def commit(self, table: str, batch_id: int, messages: Sequence[bytes]) -> bool:
         """Commit ``messages`` as identifier ``batch_id``; False when it was committed before."""

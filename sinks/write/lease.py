@@ -9,10 +9,20 @@ second job is refused naming the holder, and a job whose lease was taken over st
 commits. A crashed job's lease expires ``ttl`` seconds after its last heartbeat; on the same host a
 holder whose process is gone is recognised at once (same pid namespace, the pid's start time).
 
-Taking, renewing and releasing run under an exclusive ``flock`` of ``lakecdc-lease.lock`` beside
-the lease (local filesystems only, as lakecdc's locations are), and write a whole new file that
-replaces the old one (``os.replace``): a reader never sees half a lease, two starting jobs never
-both win. Lease times are wall-clock times: hosts that share a checkpoint need synchronised clocks.
+On a local (or mounted) filesystem, taking, renewing and releasing run under an exclusive ``flock``
+of ``lakecdc-lease.lock`` beside the lease, and write a whole new file that replaces the old one
+(``os.replace``): a reader never sees half a lease, two starting jobs never both win.
+
+In a table directory on S3-compatible object storage (``sinks.filesystem.StoreLocation``) there is no
+lock file: every write of the lease object is conditional on what was read (``PutObject`` with
+``If-None-Match: *`` to create it, ``If-Match: <ETag>`` to replace it), so of two jobs taking or
+renewing the lease from the same state exactly one wins and the other is refused (``LeaseHeld``) or
+stops (``LeaseLost``). Objects are written whole, so a reader never sees half a lease. A store that
+ignores those conditions (an S3-compatible server without conditional writes) gives no such
+guarantee. Releasing deletes the object after checking it is still ours (read, then delete: a lease
+taken over in between is deleted too, and its new holder stops at its next check).
+
+Lease times are wall-clock times: hosts that share a checkpoint or table need synchronised clocks.
 """
 
 from __future__ import annotations
@@ -29,10 +39,12 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import structlog
 
 from schema_evolution.errors import LakeCdcError
+from sinks.filesystem import Directory, StoreLocation
 
 log = structlog.get_logger(__name__)
 
@@ -129,72 +141,171 @@ def judge(current: LeaseRecord | None, me: Owner, now: float) -> Verdict:
     return Verdict.HELD
 
 
-class FileLease:
-    """One lease file in ``directory``; ``what`` names the directory in messages."""
+def _directory(directory: Directory | str) -> Directory:
+    return directory if isinstance(directory, StoreLocation) else Path(directory)
 
-    def __init__(self, directory: Path, what: str, owner: Owner, ttl: float = DEFAULT_TTL) -> None:
-        self.directory = Path(directory)
-        self.path = self.directory / LEASE_FILE
-        self.what = what
-        self.owner = owner
-        self.ttl = ttl
-        self.renewed = 0.0  # monotonic time of the last write
-        self._mutex = threading.Lock()  # the heartbeat thread and the committing thread
+
+class _LocalFiles:
+    """The lease file on a local filesystem: ``flock`` of the lock file beside it, whole-file replaces."""
+
+    def __init__(self, directory: Path, path: Path, token: str) -> None:
+        self.directory, self.path, self.token = directory, path, token
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def locked(self) -> Iterator[None]:
         self.directory.mkdir(parents=True, exist_ok=True)
-        with self._mutex, open(self.directory / LOCK_FILE, "a+b") as lock:
+        with open(self.directory / LOCK_FILE, "a+b") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
             try:
                 yield
             finally:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
-    def read(self) -> LeaseRecord | None:
+    def get(self) -> tuple[str | None, Any]:
         try:
-            return LeaseRecord.from_json(self.path.read_text())
+            return self.path.read_text(), None
         except FileNotFoundError:
+            return None, None
+
+    def put(self, text: str, version: Any) -> bool:
+        tmp = self.directory / f".{LEASE_FILE}.{self.token}.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, self.path)
+        return True  # under the flock: nobody wrote since get()
+
+    def delete(self, version: Any) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+class _ObjectFiles:
+    """The lease object on S3-compatible storage: conditional writes on the ETag read before."""
+
+    def __init__(self, path: StoreLocation) -> None:
+        self.path = path
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self.path.client()
+        return self._client
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        yield  # the conditions on each write stand in for the lock
+
+    @staticmethod
+    def _code(exc: Exception) -> str:
+        return str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
+
+    def get(self) -> tuple[str | None, Any]:
+        try:
+            answer = self.client.get_object(Bucket=self.path.bucket, Key=self.path.key)
+        except Exception as exc:
+            if self._code(exc) in ("NoSuchKey", "404", "NotFound"):
+                return None, None
+            raise OSError(f"cannot read the lease {self.path}: {exc}") from exc
+        return answer["Body"].read().decode(), answer["ETag"]
+
+    def put(self, text: str, version: Any) -> bool:
+        condition = {"IfNoneMatch": "*"} if version is None else {"IfMatch": version}
+        try:
+            self.client.put_object(Bucket=self.path.bucket, Key=self.path.key, Body=text.encode(), **condition)
+        except Exception as exc:
+            if self._code(exc) in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
+                return False  # another job wrote the lease since get()
+            raise OSError(f"cannot write the lease {self.path}: {exc}") from exc
+        return True
+
+    def delete(self, version: Any) -> None:
+        try:
+            self.client.delete_object(Bucket=self.path.bucket, Key=self.path.key)
+        except Exception as exc:
+            raise OSError(f"cannot delete the lease {self.path}: {exc}") from exc
+
+
+class FileLease:
+    """One lease file in ``directory`` (a local path or a ``StoreLocation``); ``what`` names the
+    directory in messages."""
+
+    def __init__(self, directory: Directory | str, what: str, owner: Owner, ttl: float = DEFAULT_TTL) -> None:
+        self.directory = _directory(directory)
+        self.path: Directory = self.directory / LEASE_FILE
+        self.what = what
+        self.owner = owner
+        self.ttl = ttl
+        self.renewed = 0.0  # monotonic time of the last write
+        self._mutex = threading.Lock()  # the heartbeat thread and the committing thread
+        self._files: _LocalFiles | _ObjectFiles
+        if isinstance(self.path, StoreLocation):
+            self._files = _ObjectFiles(self.path)
+        else:
+            assert isinstance(self.directory, Path)
+            self._files = _LocalFiles(self.directory, self.path, owner.token)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._mutex, self._files.locked():
+            yield
+
+    @staticmethod
+    def _parse(text: str | None) -> LeaseRecord | None:
+        if text is None:
             return None
+        try:
+            return LeaseRecord.from_json(text)
         except (ValueError, KeyError, TypeError):
             return None  # a torn or foreign file: nobody's lease (we replace it whole)
 
-    def _write(self) -> None:
+    def _get(self) -> tuple[LeaseRecord | None, Any]:
+        text, version = self._files.get()
+        return self._parse(text), version
+
+    def read(self) -> LeaseRecord | None:
+        return self._get()[0]
+
+    def _write(self, version: Any) -> bool:
         now = time.time()
         record = LeaseRecord(self.owner, now, now + self.ttl)
-        tmp = self.directory / f".{LEASE_FILE}.{self.owner.token}.tmp"
-        tmp.write_text(record.to_json())
-        os.replace(tmp, self.path)
+        if not self._files.put(record.to_json(), version):
+            return False
         self.renewed = time.monotonic()
+        return True
 
     def acquire(self, force: bool = False) -> None:
         """Take the lease, or raise ``LeaseHeld`` naming its live holder (``force`` takes it anyway)."""
         with self._locked():
-            current = self.read()
-            now = time.time()
-            verdict = judge(current, self.owner, now)
-            if verdict is Verdict.HELD and not force:
-                assert current is not None
-                raise LeaseHeld(
-                    f"{self.what} is in use by another job: {current.describe(now)} ({self.path}). Stop that "
-                    f"job first; a crashed job's lease expires {self.ttl:.0f} s after its last heartbeat "
-                    f"(LAKECDC_LEASE_SECONDS), or LAKECDC_FORCE_LEASE=true takes it over if you are sure "
-                    f"that job is gone"
-                )
-            if verdict is not Verdict.FREE and current is not None:
-                log.warning(
-                    "taking over a lease",
-                    what=self.what,
-                    reason="forced" if verdict is Verdict.HELD else verdict.value,
-                    holder=current.describe(now),
-                )
-            self._write()
+            for _ in range(3):  # on object storage: another job wrote it between our read and write
+                current, version = self._get()
+                now = time.time()
+                verdict = judge(current, self.owner, now)
+                if verdict is Verdict.HELD and not force:
+                    assert current is not None
+                    raise LeaseHeld(
+                        f"{self.what} is in use by another job: {current.describe(now)} ({self.path}). Stop that "
+                        f"job first; a crashed job's lease expires {self.ttl:.0f} s after its last heartbeat "
+                        f"(LAKECDC_LEASE_SECONDS), or LAKECDC_FORCE_LEASE=true takes it over if you are sure "
+                        f"that job is gone"
+                    )
+                if verdict is not Verdict.FREE and current is not None:
+                    log.warning(
+                        "taking over a lease",
+                        what=self.what,
+                        reason="forced" if verdict is Verdict.HELD else verdict.value,
+                        holder=current.describe(now),
+                    )
+                if self._write(version):
+                    return
+            raise LeaseHeld(f"{self.what}: another job is taking the lease at the same time ({self.path})")
 
     def renew(self) -> None:
         """A new heartbeat; ``LeaseLost`` when another job holds the lease now."""
         with self._locked():
-            self._check(self.read())
-            self._write()
+            current, version = self._get()
+            self._check(current)
+            if not self._write(version):
+                self._check(self.read())
+                raise LeaseLost(f"the lease of {self.what} ({self.path}) changed while this job renewed it")
 
     def verify(self) -> None:
         """Before a commit: the lease is still ours (renewed here when the heartbeat is late)."""
@@ -214,9 +325,9 @@ class FileLease:
 
     def release(self) -> None:
         with self._locked():
-            current = self.read()
+            current, version = self._get()
             if current is not None and current.owner.token == self.owner.token:
-                self.path.unlink(missing_ok=True)
+                self._files.delete(version)
 
 
 class Fence:
@@ -226,14 +337,14 @@ class Fence:
         self.owner = owner
         self.ttl = ttl
         self.force = force
-        self.leases: dict[Path, FileLease] = {}
+        self.leases: dict[Directory, FileLease] = {}
         self.lost: LakeCdcError | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def hold(self, directory: Path, what: str) -> None:
+    def hold(self, directory: Directory | str, what: str) -> None:
         """Take the lease of ``directory`` unless this job holds it already."""
-        directory = Path(directory)
+        directory = _directory(directory)
         if directory in self.leases:
             return
         lease = FileLease(directory, what, self.owner, self.ttl)
@@ -243,16 +354,16 @@ class Fence:
             self._thread = threading.Thread(target=self._heartbeat, name="lakecdc-lease", daemon=True)
             self._thread.start()
 
-    def holds(self, directory: Path) -> bool:
-        return Path(directory) in self.leases
+    def holds(self, directory: Directory | str) -> bool:
+        return _directory(directory) in self.leases
 
-    def check(self, *directories: Path) -> None:
+    def check(self, *directories: Directory | str) -> None:
         """Before a commit: the job still holds its first lease (the checkpoint's) and those of
         ``directories``; raises ``LeaseLost`` otherwise."""
         if self.lost is not None:
             raise self.lost
         first = next(iter(self.leases.values()), None)
-        for lease in dict.fromkeys([first, *(self.leases.get(Path(d)) for d in directories)]):
+        for lease in dict.fromkeys([first, *(self.leases.get(_directory(d)) for d in directories)]):
             if lease is not None:
                 lease.verify()
 

@@ -19,7 +19,7 @@ from tests.paimon_read import read_pypaimon, read_rust
 
 KAFKA = ["--kafka-conf", "properties.bootstrap.servers=127.0.0.1:9092", "--kafka-conf", "topic=t"]
 KAFKA += ["--kafka-conf", "value.format=canal-json"]
-UNSUPPORTED = ["s3://bucket/wh", "hdfs://namenode:8020/wh", "gs://bucket/wh", "oss://bucket/wh"]
+UNSUPPORTED = ["s3a://bucket/wh", "hdfs://namenode:8020/wh", "gs://bucket/wh", "oss://bucket/wh"]
 
 
 def _sync(*argv: str):  # type: ignore[no-untyped-def]
@@ -67,7 +67,43 @@ def test_sync_refuses_an_unsupported_scheme_at_start_up(
     scheme = location.split(":")[0]
     assert f"{option} '{location}': the {scheme}:// scheme is not supported" in err
     assert "local paths (relative or absolute) and file: URIs" in err
-    assert "not supported yet" in err
+    assert "oss://, gs://, hdfs:// and s3a:// are not supported" in err
+
+
+def test_sync_refuses_an_object_store_checkpoint(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["kafka-sync-table", "--database", "ods", "--table", "t", "--warehouse", "s3://bucket/wh"]
+    assert main([*argv, "--checkpoint", "s3://bucket/ck", *KAFKA]) == 2
+    err = capsys.readouterr().err
+    assert "--checkpoint 's3://bucket/ck' must be a local or shared filesystem path" in err
+    assert "s3:// is supported for the warehouse only" in err
+
+
+def test_an_s3_warehouse_needs_a_local_checkpoint(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["kafka-sync-table", "--database", "ods", "--table", "t", "--warehouse", "s3://bucket/wh", *KAFKA]
+    assert main(argv) == 2
+    assert "is on object storage: give --checkpoint a local or shared path" in capsys.readouterr().err
+
+
+def test_an_s3_warehouse_takes_its_keys_from_the_environment(cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "env-key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "env-secret")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    settings = _sync(
+        "--table", "t", "--warehouse", "s3://bucket/wh/", "--checkpoint", "ck",
+        "--catalog-conf", "s3.endpoint=http://127.0.0.1:9000", "--catalog-conf", "s3.region=us-east-1",
+    )  # fmt: skip
+    assert settings.warehouse == "s3://bucket/wh"
+    assert settings.checkpoint == str(cwd / "ck")
+    assert settings.catalog_conf == {
+        "s3.endpoint": "http://127.0.0.1:9000",
+        "s3.region": "us-east-1",  # given: wins over AWS_REGION
+        "s3.access-key": "env-key",
+        "s3.secret-key": "env-secret",
+    }
+    from ingest import logs
+
+    assert "env-secret" not in logs.redact_text("key env-secret")
+    assert list(cwd.iterdir()) == []  # nothing created, not even a local "s3:" folder
 
 
 def _table(warehouse: Path) -> None:
@@ -159,7 +195,7 @@ def test_every_maintenance_command_refuses_an_unsupported_scheme(
     assert main([action, "--warehouse", location, "--database", "db", "--table", "p", *extra]) == 2
     err = capsys.readouterr().err
     assert f"--warehouse '{location}': the {location.split(':')[0]}:// scheme is not supported" in err
-    assert "not supported yet" in err
+    assert "oss://, gs://, hdfs:// and s3a:// are not supported" in err
     assert list(cwd.iterdir()) == []  # nothing created, not even a local "s3:" folder
 
 

@@ -1,4 +1,5 @@
-"""A user's location becomes the absolute local path both Paimon libraries read; other schemes are refused."""
+"""A user's location becomes the absolute local path both Paimon libraries read (a warehouse may also be
+s3://bucket/path); other schemes are refused."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from schema_evolution.types import int_
 from sinks.table.catalog import Catalog
-from sinks.table.locations import UnsupportedLocation, resolve_location
+from sinks.table.locations import UnsupportedLocation, resolve_location, resolve_warehouse
 from sinks.table.query import run_query
 from tests.paimon_read import read_pypaimon, read_rust
 
@@ -44,7 +45,7 @@ def test_local_spellings_resolve_to_one_absolute_path(
 @pytest.mark.parametrize(
     ("given", "message"),
     [
-        ("s3://b/x", "--warehouse 's3://b/x': the s3:// scheme is not supported"),
+        ("s3://b/x", "--warehouse 's3://b/x' must be a local or shared filesystem path"),
         ("s3a://b/x", "the s3a:// scheme is not supported"),
         ("hdfs://nn:8020/x", "the hdfs:// scheme is not supported"),
         ("gs://b/x", "the gs:// scheme is not supported"),
@@ -60,14 +61,51 @@ def test_other_schemes_are_refused_with_what_is_supported(given: str, message: s
     with pytest.raises(UnsupportedLocation, match=message) as info:
         resolve_location(given)
     assert isinstance(info.value, ValueError)
-    if "://" in given and not given.startswith("file"):
+    if "://" in given and not given.startswith(("file", "s3:")):
         assert "lakecdc supports local paths (relative or absolute) and file: URIs" in str(info.value)
-        assert "object storage such as s3://, oss://, gs:// and hdfs:// is not supported yet" in str(info.value)
+        assert "oss://, gs://, hdfs:// and s3a:// are not supported" in str(info.value)
 
 
 def test_the_option_is_named() -> None:
-    with pytest.raises(UnsupportedLocation, match=r"^--checkpoint 's3://b/ck'"):
+    with pytest.raises(UnsupportedLocation, match=r"^--checkpoint 's3://b/ck' must be a local or shared"):
         resolve_location("s3://b/ck", "--checkpoint")
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("s3://bucket", "s3://bucket"),
+        ("s3://bucket/", "s3://bucket"),
+        ("s3://bucket/wh", "s3://bucket/wh"),
+        ("  s3://my-bucket.x//a/b/  ", "s3://my-bucket.x/a/b"),
+        ("S3://bucket/wh", "s3://bucket/wh"),
+    ],
+)
+def test_an_s3_warehouse_is_kept_as_a_uri(given: str, expected: str) -> None:
+    assert resolve_warehouse(given) == expected
+
+
+def test_a_local_warehouse_resolves_as_before(tmp_path: Path) -> None:
+    assert resolve_warehouse(f"file://{tmp_path}/wh") == resolve_location(f"file://{tmp_path}/wh") == f"{tmp_path}/wh"
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("s3a://b/x", "the s3a:// scheme is not supported"),
+        ("oss://b/x", "the oss:// scheme is not supported"),
+        ("gs://b/x", "the gs:// scheme is not supported"),
+        ("hdfs://nn:8020/x", "the hdfs:// scheme is not supported"),
+        ("s3://key:secret@bucket/x", "no credentials, port"),
+        ("s3://bucket:9000/x", "no credentials, port"),
+        ("s3://bucket/x?versionId=1", "no credentials, port, '\\?'"),
+        ("s3://B_ad/x", "'B_ad' is not an S3 bucket name"),
+        ("s3://bucket/a/../b", "no '\\.' or '\\.\\.' segment"),
+    ],
+)
+def test_a_warehouse_on_an_unsupported_store_is_refused(given: str, message: str) -> None:
+    with pytest.raises(UnsupportedLocation, match=message):
+        resolve_warehouse(given)
 
 
 @pytest.mark.parametrize("spelling", ["relative", "file-uri"])
