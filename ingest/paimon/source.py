@@ -18,14 +18,17 @@ a primary-key table cannot be told apart from its state. ``register(spark)`` mak
 known to a session; lakecdc's own sessions have it.
 
 The warehouse (or table path) is a relative or absolute local path or a ``file:`` URI; a relative
-one is resolved on the driver, against the Spark driver's working directory.
+one is resolved on the driver, against the Spark driver's working directory. The ``warehouse``
+option may also be ``s3://bucket/path``, with ``catalog.s3.endpoint``, ``catalog.s3.access-key`` ...
+options (or the AWS_* environment of Spark's Python workers, where the source is planned); a
+``load()`` path is local only.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -36,7 +39,8 @@ from pyspark.sql.types import StructType
 
 from schema_evolution.arrow_types import to_arrow
 from schema_evolution.types import parse_type
-from sinks.table.locations import resolve_location
+from sinks.filesystem import with_environment
+from sinks.table.locations import resolve_location, resolve_warehouse
 
 ROW_KIND = "rowkind"
 _SCAN_MODES = ("auto", "delta", "changelog")
@@ -69,7 +73,7 @@ class ReadSpec:
             raise PaimonReadError(
                 "give the table as .option('warehouse', '/wh').option('table', 'db.t'), or as .load('/wh/db.db/t')"
             )
-        warehouse = _local(warehouse, "option 'warehouse'")
+        warehouse = _local(warehouse, "option 'warehouse'", resolve_warehouse)  # or s3://bucket/path
         snapshot = opts.get("scan.snapshot-id", opts.get("snapshot-id"))
         tag = opts.get("scan.tag-name", opts.get("tag-name"))
         between = opts.get("incremental-between")
@@ -86,6 +90,7 @@ class ReadSpec:
         catalog = tuple(
             sorted((k[len("catalog.") :], v) for k, v in options.items() if k.lower().startswith("catalog."))
         )
+        catalog = tuple(sorted(with_environment(warehouse, dict(catalog)).items()))  # s3.* from AWS_* if unset
         spec = ReadSpec(warehouse, table, catalog, scan_mode=mode, tag_name=tag or None)
         if snapshot:
             spec = replace(spec, snapshot_id=_snapshot_number(snapshot, "scan.snapshot-id"))
@@ -103,10 +108,10 @@ class ReadSpec:
             raise PaimonReadError(f"Paimon table '{self.table}' in '{self.warehouse}': {exc}") from None
 
 
-def _local(location: str, option: str) -> str:
+def _local(location: str, option: str, resolve: Callable[[str, str], str] = resolve_location) -> str:
     """An absolute local path (executors need it: they do not share the driver's directory)."""
     try:
-        return resolve_location(location, option)
+        return resolve(location, option)
     except ValueError as exc:
         raise PaimonReadError(str(exc)) from None
 

@@ -142,6 +142,15 @@ def test_a_sync_job_and_maintenance_on_an_s3_warehouse(
     assert _read_rust(options, table) == expected[stream.tables[0]]
     assert _read_pypaimon(options, table) == expected[stream.tables[0]]
 
+    # Spark's reader (format("paimon")) on the bucket: catalog.* options (its Python workers were
+    # started before this test set AWS_*: the keys go as options too)
+    from ingest.paimon.source import register
+
+    register(spark)
+    reader = spark.read.format("paimon").option("warehouse", WAREHOUSE).option("table", table)
+    rows = reader.options(**{f"catalog.{k}": v for k, v in options.items()}).load().collect()
+    assert sorted((r.asDict() for r in rows), key=lambda r: r["id"]) == expected[stream.tables[0]]
+
     # lakecdc query over the bucket
     capsys.readouterr()
     sql = f"SELECT count(*) AS n, sum(qty) AS q FROM {stream.tables[0]}"
@@ -150,3 +159,11 @@ def test_a_sync_job_and_maintenance_on_an_s3_warehouse(
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")] or json.loads(out)
     want = expected[stream.tables[0]]
     assert rows == [{"n": len(want), "q": sum(r["qty"] for r in want)}]
+
+    # a tag, then a rollback to it (the table's lease held on S3 meanwhile)
+    argv = ["--warehouse", WAREHOUSE, "--database", "ods", "--table", stream.tables[0], *_conf(conf)]
+    assert main(["create-tag", *argv, "--tag-name", "kept"]) == 0
+    assert f"{prefix_of(stream.tables[0])}/tag/tag-kept" in s3.keys(BUCKET, prefix_of(stream.tables[0]))
+    assert main(["rollback-to", *argv, "--version", "kept"]) == 0
+    assert _read_rust(options, table) == expected[stream.tables[0]]
+    assert not [k for k in s3.keys(BUCKET) if k.endswith("lakecdc-lease.json")]
