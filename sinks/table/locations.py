@@ -59,8 +59,9 @@ def resolve_location(location: str, option: str = "--warehouse") -> str:
         if uri and match.group(1).lower() == "s3":
             raise UnsupportedLocation(
                 f"{option} '{location}' must be a local or shared filesystem path ({SUPPORTED}): s3:// is "
-                "supported for the warehouse only; the Spark checkpoint and lakecdc's job state beside it stay "
-                "on a local or shared path (Spark here has no S3 filesystem)"
+                "supported for a warehouse only (--warehouse, the Paimon reader's option 'warehouse'); the Spark "
+                "checkpoint and lakecdc's job state beside it stay on a local or shared path (Spark here has no "
+                "S3 filesystem)"
             )
         raise UnsupportedLocation(
             f"{option} '{location}': the {scheme} scheme is not supported; lakecdc supports {SUPPORTED} "

@@ -75,7 +75,7 @@ def test_sync_refuses_an_object_store_checkpoint(capsys: pytest.CaptureFixture[s
     assert main([*argv, "--checkpoint", "s3://bucket/ck", *KAFKA]) == 2
     err = capsys.readouterr().err
     assert "--checkpoint 's3://bucket/ck' must be a local or shared filesystem path" in err
-    assert "s3:// is supported for the warehouse only" in err
+    assert "s3:// is supported for a warehouse only" in err
 
 
 def test_an_s3_warehouse_needs_a_local_checkpoint(capsys: pytest.CaptureFixture[str]) -> None:

@@ -172,13 +172,19 @@ def test_relative_paths_and_file_uris_name_the_warehouse(spark: Any, table: str)
     assert sorted(r["id"] for r in rows) == [2, 3]
 
 
-@pytest.mark.parametrize("location", ["s3://bucket/wh", "hdfs://namenode:8020/wh", "gs://bucket/wh"])
+@pytest.mark.parametrize("location", ["s3a://bucket/wh", "hdfs://namenode:8020/wh", "gs://bucket/wh"])
 def test_an_unsupported_scheme_is_refused_with_the_option_named(spark: Any, location: str) -> None:
     scheme = location.split(":")[0]
     with pytest.raises(Exception, match=f"option 'warehouse' '{location}': the {scheme}:// scheme is not supported"):
         _read(spark, warehouse=location, table="db.t")
     with pytest.raises(Exception, match=f"load\\(\\) path '{location}/db.db/t': the {scheme}:// scheme"):
         spark.read.format("paimon").load(f"{location}/db.db/t").collect()
+
+
+def test_an_s3_table_path_is_refused_naming_the_warehouse_option(spark: Any) -> None:
+    """An s3:// warehouse is read through option('warehouse') (tests/integration/s3); a load() path is local."""
+    with pytest.raises(Exception, match=r"load\(\) path 's3://bucket/wh/db\.db/t' must be a local or shared"):
+        spark.read.format("paimon").load("s3://bucket/wh/db.db/t").collect()
 
 
 def test_readme_example_in_a_users_own_session(table: str, tmp_path: Path) -> None:
