@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-unit test-packed faults fuzz chaos lint demo bench bench-maintenance bench-lookup bench-mysql clean
+.PHONY: help install test test-unit test-packed faults fuzz chaos lint demo bench bench-maintenance bench-lookup bench-mysql bench-scale clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -60,6 +60,9 @@ bench-lookup: $(STAMP) ## lookup and MOW compaction per commit in 100k- and 1M-k
 
 bench-mysql: $(STAMP) ## MySQL snapshot rows/s and binlog rows/s vs pymysql / mysql-replication floors (~3 min)
 	$(PY) -m bench.mysql
+
+bench-scale: $(STAMP) ## database sync over 1,000 tables (Kafka and MySQL): start-up to first commit, micro-batch times, peak memory (~10 min)
+	$(PY) -m bench.scale
 
 clean: ## remove the virtualenv, the demo warehouse and caches
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 from pypaimon import CatalogFactory, Schema
-from pypaimon.catalog.catalog_exception import TableNotExistException
+from pypaimon.catalog.catalog_exception import DatabaseNotExistException, TableNotExistException
 from pypaimon.schema.data_types import ArrayType, AtomicType, DataField, DataType
 from pypaimon.schema.schema_change import SchemaChange as PaimonSchemaChange
 
@@ -45,14 +45,30 @@ class Catalog:
         self.warehouse = warehouse
         self.options = {**(options or {}), "warehouse": warehouse}
         self._catalog = CatalogFactory.create(dict(self.options))
+        self._databases: set[str] = set()  # made or found by ensure_database
 
     def ensure_database(self, database: str) -> None:
         database_location(self.warehouse, database)
-        self._catalog.create_database(database, True)
+        if database not in self._databases:  # once per job, not once per table created
+            self._catalog.create_database(database, True)
+            self._databases.add(database)
 
     def list_tables(self, database: str) -> list[str]:
         database_location(self.warehouse, database)
         return sorted(self._catalog.list_tables(database))
+
+    def existing_tables(self, databases: Sequence[str]) -> set[str]:
+        """The ``database.table`` names in ``databases``, one listing per database (a database
+        that does not exist has none). A name listed may still be a directory without a table."""
+        out: set[str] = set()
+        for database in dict.fromkeys(databases):
+            database_location(self.warehouse, database)
+            try:
+                names = self._catalog.list_tables(database)
+            except DatabaseNotExistException:
+                continue
+            out.update(f"{database}.{name}" for name in names)
+        return out
 
     def load_layout(self, identifier: str) -> TableLayout | None:
         table_location(self.warehouse, identifier)

@@ -112,21 +112,43 @@ class TablePreparer:
         )
         self.skipped: set[str] = set()
         self._verified: set[str] = set()
+        # Every table's layout as this job last loaded, created or altered it, kept across batches:
+        # the job is the tables' only writer (leases), and each ALTER it makes returns the reloaded
+        # table (``Catalog.apply``). A 1,000-table batch would otherwise read 1,000 schemas.
+        self._layouts: dict[str, TableLayout] = {}
+
+    def _missing(self, tables: Sequence[str]) -> set[str]:
+        """Of the tables this job has not met yet, those the catalog does not have: one listing of
+        each database (not a lookup per table); each listed one is loaded when first met."""
+        new = [t for t in dict.fromkeys(tables) if t not in self._layouts and t not in self.skipped]
+        if not new:
+            return set()
+        existing = self.catalog.existing_tables([t.split(".", 1)[0] for t in new])
+        missing = {t for t in new if t not in existing}
+        if missing:
+            # Remembered as this job's before they are made, in one write: a crash between a
+            # table's creation and its note cannot leave one of them looking foreign on restart.
+            self._remember_created(missing)
+        return missing
 
     def prepare(self, schemas: Sequence[tuple[str, RecordSchema]]) -> dict[str, TableLayout]:
         """``schemas`` in source order; returns the layout of every table that will be written."""
         layouts: dict[str, TableLayout] = {}
         created_from: dict[str, RecordSchema] = {}  # tables created in this call, and the shard that made them
+        missing = self._missing([t for t, _ in schemas])
         for table, record in schemas:
             if table in self.skipped:
                 continue
             try:
-                layout = layouts.get(table) or self.catalog.load_layout(table)
+                layout = layouts.get(table) or self._layouts.get(table)
+                if layout is None and table not in missing:
+                    layout = self.catalog.load_layout(table)
                 if layout is None:
                     shards = [r for t, r in schemas if t == table]
+                    missing.discard(table)
+                    self._remember_created({table})
                     layout = self._create(table, record, shards)
                     crash_point("table-created")
-                    self._remember_created(table)
                     created_from[table] = record
                 else:
                     first = table not in self._verified
@@ -150,8 +172,9 @@ class TablePreparer:
                     if changes:
                         crash_point("table-altered")
                 self._verified.add(table)
-                layouts[table] = layout
+                layouts[table] = self._layouts[table] = layout
             except LakeCdcError as exc:
+                self._layouts.pop(table, None)  # loaded again when next met
                 if not self.policy.ignore_incompatible:
                     raise
                 log.warning("table skipped (--ignore-incompatible)", table=table, reason=str(exc))
@@ -189,8 +212,10 @@ class TablePreparer:
             raise TableDefinitionError(f"table '{table}': {text}") from None
         return self.catalog.set_options(table, changed)
 
-    def _remember_created(self, table: str) -> None:
-        self._created.add(table)
+    def _remember_created(self, tables: set[str]) -> None:
+        if tables <= self._created:
+            return
+        self._created |= tables
         if self._created_file is not None:
             write_atomically(self._created_file, "\n".join(sorted(self._created)))
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from schema_evolution.errors import IncompatibleTypeChange
 from schema_evolution.types import bigint, date, int_, string, timestamp, varchar
-from sinks.layout import RecordSchema
+from sinks.layout import RecordSchema, TableLayout
 from sinks.table.catalog import Catalog
 from sinks.table.prepare import IncompatibleTable, TableDefinitionError, TablePolicy, TablePreparer
 from tests.paimon_read import paimon_schema
@@ -219,3 +220,49 @@ def test_table_conf_changes_options_of_an_existing_table_except_bucket_and_immut
     prep = TablePreparer(catalog, TablePolicy(table_conf=conf))
     with pytest.raises(TableDefinitionError, match="Can not find time field ts for record level expire"):
         prep.prepare([("db.t", _record(("id", int_()), ("v", string())))])
+
+
+def test_many_tables_list_the_catalog_once_and_a_schema_change_on_one_is_applied(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layouts are kept across batches (no schema read per table and batch), yet a column added to
+    one of many tables is applied to it alone, and the next batch sees the reloaded table."""
+    prep = TablePreparer(catalog, TablePolicy(), state_dir=str(Path(catalog.warehouse).parent / "ck"))
+    base = _record(("id", int_()), ("v", varchar(5)))
+    names = [f"db.t{i:02d}" for i in range(30)]
+    listings: list[set[str]] = []  # the databases of each listing
+    loads: list[str] = []
+    listed, load = catalog.existing_tables, catalog.load_layout
+
+    def existing_tables(databases: Sequence[str]) -> set[str]:
+        listings.append(set(databases))
+        return listed(databases)
+
+    def load_layout(table: str) -> TableLayout | None:
+        loads.append(table)
+        return load(table)
+
+    monkeypatch.setattr(catalog, "existing_tables", existing_tables)
+    monkeypatch.setattr(catalog, "load_layout", load_layout)
+    assert sorted(prep.prepare([(t, base) for t in names])) == names
+    assert listings == [{"db"}]  # one listing for 30 new tables
+    loads.clear()
+
+    wider = _record(("id", int_()), ("v", varchar(5)), ("w", bigint()))
+    layouts = prep.prepare([(t, wider if t == "db.t17" else base) for t in names])
+    assert listings == [{"db"}] and loads == ["db.t17"]  # the altered table alone is read back
+    assert layouts["db.t17"].field_types()["w"] == bigint()
+    assert paimon_schema(catalog.warehouse, "db.t17") == [("id", "INT NOT NULL"), ("v", "VARCHAR(5)"), ("w", "BIGINT")]
+    assert all("w" not in layouts[t].field_types() for t in names if t != "db.t17")
+    assert paimon_schema(catalog.warehouse, "db.t03") == [("id", "INT NOT NULL"), ("v", "VARCHAR(5)")]
+
+    # The next batch (the old schema's chunks, then the new one's) writes the altered table as it is now.
+    layouts = prep.prepare([("db.t17", base), ("db.t17", wider), ("db.t03", base)])
+    assert layouts["db.t17"].field_types()["w"] == bigint() and layouts["db.t17"].schema_id == 1
+    assert loads == ["db.t17"] and listings == [{"db"}]
+
+    # A restart (a new preparer) lists once, loads each table it meets, and knows the tables as its own.
+    state = str(Path(catalog.warehouse).parent / "ck")
+    again = TablePreparer(Catalog(catalog.warehouse), TablePolicy(), state_dir=state)
+    assert again._ours("db.t05")
+    assert again.prepare([(t, base) for t in names])["db.t17"].field_types()["w"] == bigint()
