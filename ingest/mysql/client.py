@@ -15,6 +15,7 @@ import structlog
 from ingest.mysql.backoff import OUTAGE_TIMEOUT_S, UNREACHABLE, Backoff
 from ingest.mysql.gtid import GtidSet
 from ingest.mysql.ssl import SslSettings
+from ingest.mysql.startup import RESNAPSHOT_OPTION
 from schema_evolution.errors import LakeCdcError
 from schema_evolution.mysql_tables import Column, TableDef
 
@@ -334,13 +335,23 @@ def binlog_files(c: Any) -> list[str]:
     return [str(r[0]) for r in query(c, "SHOW BINARY LOGS")]
 
 
+class LostPositionError(MySqlSourceError):
+    """A checkpoint's binlog position that cannot be read on (``problem`` says why)."""
+
+    def __init__(self, message: str, problem: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
 def lost_position(problem: str) -> MySqlSourceError:
     """lakecdc's stop when a checkpoint's binlog position cannot be read on, with what to do."""
-    return MySqlSourceError(
+    return LostPositionError(
         f"cannot read the binlog on: {problem}. The changes since the checkpoint cannot be read exactly, so the "
         f"job stops rather than skip or repeat them. Start the job from a new checkpoint (--checkpoint, "
         f"scan.startup.mode=initial: a new snapshot of the captured tables); keep binlogs long enough "
-        f"(binlog_expire_logs_seconds / expire_logs_days) that a stopped job's position is not purged"
+        f"(binlog_expire_logs_seconds / expire_logs_days) that a stopped job's position is not purged, or let "
+        f"the job re-snapshot the captured tables itself: --mysql-conf {RESNAPSHOT_OPTION}=true",
+        problem,
     )
 
 

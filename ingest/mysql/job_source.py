@@ -14,7 +14,7 @@ from ingest.mysql.snapshot import SnapshotRegistry
 from ingest.mysql.source import MySqlCdcDataSource
 from ingest.mysql.spec import DEFAULT_CHUNK_SIZE, MySqlSourceSpec
 from ingest.mysql.ssl import SslSettings
-from ingest.mysql.startup import StartupMode
+from ingest.mysql.startup import RESNAPSHOT_OPTION, StartupMode
 from ingest.source import Action, MarksHook, SourceSettings
 
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ class MySqlSource:
             skip_backfill=_true(conf.get("scan.incremental.snapshot.backfill.skip", "false")),
             fetch_size=int(conf["scan.snapshot.fetch.size"]) if "scan.snapshot.fetch.size" in conf else None,
             skip_ddl=skip_ddl_positions(conf.get("scan.schema-history.skip-ddl", "")),
+            resnapshot_when_needed=_true(conf.get(RESNAPSHOT_OPTION, "false")),
+            warehouse=settings.warehouse,
         )
 
     def options(self, parse: ParseSpec, parallelism: int) -> dict[str, str]:

@@ -10,7 +10,7 @@ from ingest.conf_options import ConfOption, OptionTable, Treatment, boolean, reg
 from ingest.durations import interval_ms
 from ingest.mysql.backoff import OUTAGE_OPTION, OUTAGE_TIMEOUT_S
 from ingest.mysql.ssl import SSL_KEYS, SslSettings
-from ingest.mysql.startup import STARTUP_MODES, StartupMode
+from ingest.mysql.startup import RESNAPSHOT_OPTION, STARTUP_MODES, StartupMode
 from ingest.source import Action
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 
@@ -387,6 +387,17 @@ MYSQL_OPTIONS = OptionTable(
             "changed no column (partitioning, indexes, table options): the stop names the position",
             "mysql-bin.000003:1234",
             _positions,
+        ),
+        ConfOption(
+            RESNAPSHOT_OPTION,
+            H,
+            "lakecdc's own, Debezium's snapshot.mode=when_needed: true: when the checkpoint's binlog position is "
+            "gone (purged, RESET MASTER, a failover without a GTID way back) the job logs a warning and takes a "
+            "new snapshot of the captured tables from the server's current position, deleting in Paimon the keys "
+            "the source no longer has, then reads the binlog on. Default false: the job stops with an error "
+            "naming the position",
+            "true",
+            boolean,
         ),
         ConfOption(
             "heartbeat.interval",

@@ -26,6 +26,7 @@ from ingest.mysql.client import (
     quote,
     table_definitions,
 )
+from ingest.mysql.key_diff import ResnapshotChunkPartition, gone_keys
 from ingest.mysql.spec import (
     TOPIC,
     Chunk,
@@ -294,11 +295,22 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
         )
         for row in rows.values()
     ]
+    # A re-snapshot (``ingest.mysql.resnapshot``): the keys Paimon holds in the chunk's range that the
+    # source no longer has are deleted, before the chunk's rows (``key_diff``).
+    scan = part.scan if isinstance(part, ResnapshotChunkPartition) else None
+    gone = gone_keys(scan, chunk, rows) if scan is not None else []
+    if gone:
+        # the stored values, as they are (no UTC shift of TIMESTAMPs: they were shifted when written)
+        stored = mysql_values.RowNormalizer(types, zone, False, to_string)
+        db, tb = chunk.database, chunk.table
+        deleted = (DataChangeEvent(Op.DELETE, db, tb, schema, stored(b), None, 0) for b in gone)
+        events = [*deleted, *events]
+        log.info("re-snapshot chunk deletes keys gone from the source", table=name, chunk=part.index, keys=len(gone))
     # The table's schema even when this chunk (or the whole table) has no rows: Paimon creates the
     # table at start-up from the source schema.
     assembler.declare(DataChangeEvent(Op.INSERT, chunk.database, chunk.table, schema, None, {}, 0), position)
     if spec.parse.dead_letter_table is not None:
-        yield from _add_tolerant(assembler, part.index, position, events, list(rows.values()))
+        yield from _add_tolerant(assembler, part.index, position, events, [*gone, *rows.values()])
     else:
         for start in range(0, len(events), 4096):
             assembler.add_events(events[start : start + 4096], position)
@@ -317,6 +329,7 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.Recor
                 "hi": chunk.hi,
                 "hw": list(high),
                 "rows": len(rows),
+                **({"deleted": len(gone)} if scan is not None else {}),
             }
         )
     )

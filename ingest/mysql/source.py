@@ -49,6 +49,7 @@ from ingest import logs
 from ingest.mysql.binlog import ddl_between, read_binlog
 from ingest.mysql.binlog_position import gtids_at, server_identity, status_with_gtids
 from ingest.mysql.client import (
+    LostPositionError,
     MySqlSourceError,
     captured_tables,
     check_server,
@@ -64,12 +65,15 @@ from ingest.mysql.client import (
 )
 from ingest.mysql.failover import Failover, moved_server
 from ingest.mysql.gtid import GtidSet
+from ingest.mysql.key_diff import KeyScan, ResnapshotChunkPartition
+from ingest.mysql.resnapshot import Resnapshot
 from ingest.mysql.schema_history import SchemaHistory, check_binlog_position
 from ingest.mysql.snapshot import KnownTables, SnapshotRegistry, read_chunk
 from ingest.mysql.spec import BinlogPartition, Chunk, ChunkPartition, MySqlSourceSpec, Position, binlog_offset
 from ingest.mysql.startup import SNAPSHOT_MODES, StartupMode
 from ingest.pipeline.gc_pause import GcPaused
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
+from schema_evolution.mysql_tables import TableDef
 from sinks.crash_points import crash_point
 from sinks.write.chunk_format import CHUNK_DDL
 
@@ -102,6 +106,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest: dict[str, Any] | None = None  # the server's binlog end and when it was read
         self._server: str | None = None  # the identity of the server, as latestOffset last read it
         self._failover = Failover(spec)
+        self._resnapshot = Resnapshot(spec)
 
     # ----- driver side -----------------------------------------------------------------------
     def initialOffset(self) -> dict[str, Any]:
@@ -223,15 +228,57 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 f"scan.startup.mode={spec.startup_mode} needs binlog_row_metadata=FULL on the server: without it "
                 f"column names come from a schema history that starts now (use initial or latest-offset)"
             )
+        before, tables = self._definitions_now(c)
+        SchemaHistory(spec.state_dir).start(before, tables)
+        log.info("schema history started", tables=len(tables), row_metadata_full=full_metadata)
+        return before
+
+    def _definitions_now(self, c: Any) -> tuple[Position, dict[str, TableDef]]:
+        """The binlog position now and the table definitions at it: read again until no DDL fell
+        between the position and the definitions."""
+        spec = self.spec
         for _ in range(10):
             before = master_status(c)
             tables = table_definitions(c, spec.database_regex)
             after = master_status(c)
             if before == after or not ddl_between(spec, before, after):
-                SchemaHistory(spec.state_dir).start(before, tables)
-                log.info("schema history started", tables=len(tables), row_metadata_full=full_metadata)
-                return before
+                return before, tables
         raise MySqlSourceError("DDL kept running while the table definitions were read; start the job again")
+
+    def _resnapshot_if_needed(self, start: dict[str, Any], now: str) -> dict[str, Any]:
+        """``scan.snapshot.when-needed``: ``start`` when its binlog position can be read on, else the
+        offset of a new snapshot of the captured tables (decided once, ``ingest.mysql.resnapshot``)."""
+        marker = self._resnapshot.marker_for(start)
+        if marker is None:
+            try:
+                here = self._failover.resume(start, now) if moved_server(start, now) else tuple(start["binlog"])
+                check_binlog_position(
+                    self.spec.connection, self.spec.state_dir, here, self.spec.server_id, self._fingerprinted
+                )
+                return start
+            except LostPositionError as exc:
+                marker = self._plan_resnapshot(start, exc.problem)
+        self._resnapshot.apply(marker)
+        return self._resnapshot.offset(marker)
+
+    def _plan_resnapshot(self, start: dict[str, Any], problem: str) -> dict[str, Any]:
+        """Decides a new snapshot of the captured tables from the server's position now."""
+        spec = self.spec
+        with connect(spec.connection) as c:
+            check_server(c)
+            position, definitions = self._definitions_now(c)
+            tables = self._routed_tables(c)
+            chunks = self._plan_chunks(c, tables)
+            columns, split_keys = {}, {}
+            for database, table in tables:
+                table_cols, keys = table_columns(c, database, table)
+                keys = keys or list(spec.parse.primary_keys)
+                if keys:
+                    columns[f"{database}.{table}"] = table_cols
+                    split_keys[f"{database}.{table}"] = keys[0]
+            to = {"server": server_identity(c), "binlog": list(position), "gtids": gtids_at(c, position)}
+        history = definitions if SchemaHistory(spec.state_dir).exists() else None
+        return self._resnapshot.decide(start, problem, to, history, chunks, columns, split_keys)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         return ReadMaxRows(self.max_rows) if self.max_rows > 0 else ReadAllAvailable()
@@ -243,6 +290,10 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         now = self._server = retrying(self.spec.connection, server_identity)
+        spec = self.spec
+        binlog_phase = spec.startup_mode != StartupMode.SNAPSHOT and start["done"] >= len(start["chunks"])
+        if spec.resnapshot_when_needed and binlog_phase:
+            start = self._resnapshot_if_needed(start, now)
         # After a failover the committed position is found again on this server by its GTID set (or
         # the job stops, saying why); newly matched tables wait for the first offset of this server.
         resumed = self._failover.resume(start, now) if moved_server(start, now) else None
@@ -294,11 +345,25 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         parts: list[InputPartition] = []
         history = SchemaHistory(self.spec.state_dir).exists()
+        # the first batch of a re-snapshot: its chunks are all new, its binlog starts at theirs
+        marker = self._resnapshot.marker_for(start)
         if end["chunks"]:
             base = end.get("base", 0)
-            for i in range(start["done"], end["done"]):
+            scans = end.get("resnapshot")
+            for i in range(0 if marker is not None else start["done"], end["done"]):
                 database, table, lo, hi = end["chunks"][i]
-                parts.append(ChunkPartition(base + i, Chunk(database, table, lo, hi), history))
+                chunk = Chunk(database, table, lo, hi)
+                if scans is None:
+                    parts.append(ChunkPartition(base + i, chunk, history))
+                else:
+                    scan = scans.get(f"{database}.{table}")
+                    parts.append(
+                        ResnapshotChunkPartition(
+                            base + i, chunk, history, None if scan is None else KeyScan.from_json(scan)
+                        )
+                    )
+        if marker is not None:
+            start = self._resnapshot.offset(marker)
         if end["binlog"] != start["binlog"] or end.get("server") != start.get("server"):
             first, last = self._positions(start, end)
             if binlog_offset(last) > binlog_offset(first):

@@ -59,6 +59,10 @@ class MySqlSourceSpec:
     # scan.schema-history.skip-ddl: binlog positions of DDL the schema history passes over (the
     # operator says they changed no column of a captured table)
     skip_ddl: tuple[tuple[str, int], ...] = ()
+    # scan.snapshot.when-needed: re-snapshot the captured tables when the checkpoint's binlog position
+    # is gone (``ingest.mysql.resnapshot``); the warehouse is where the re-snapshot reads Paimon's keys
+    resnapshot_when_needed: bool = False
+    warehouse: str = ""
 
     def to_json(self) -> str:
         d = msgspec.to_builtins(self)

@@ -17,3 +17,8 @@ class StartupMode(enum.StrEnum):
 
 STARTUP_MODES = tuple(mode.value for mode in StartupMode)
 SNAPSHOT_MODES = (StartupMode.INITIAL, StartupMode.SNAPSHOT)  # the modes that read a snapshot first
+
+# lakecdc's own (Debezium's snapshot.mode=when_needed): when the checkpoint's binlog position is gone
+# (purged, RESET MASTER, another server without a GTID way back), re-snapshot the captured tables
+# instead of stopping (``ingest.mysql.resnapshot``). Off by default.
+RESNAPSHOT_OPTION = "scan.snapshot.when-needed"
