@@ -16,7 +16,8 @@ import fastavro
 import orjson
 import pytest
 
-from formats.debezium_avro import HEADER_BYTES, _collect_named, _without_logical_types
+from formats.debezium_avro import HEADER_BYTES
+from formats.debezium_avro_columns import collect_named, without_logical_types
 from formats.debezium_avro_decoder import compile_decoder, read_long
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -25,10 +26,10 @@ ERRORS = (IndexError, ValueError, EOFError, UnicodeDecodeError, RecursionError, 
 
 def _compiled(schema: Any) -> tuple[Any, Any]:
     named: dict[str, dict[str, Any]] = {}
-    _collect_named(schema, None, named)
+    collect_named(schema, None, named)
     decode = compile_decoder(schema, named, HEADER_BYTES)
     assert decode is not None
-    return decode, fastavro.parse_schema(_without_logical_types(schema))
+    return decode, fastavro.parse_schema(without_logical_types(schema))
 
 
 def _fastavro(parsed: Any, data: bytes) -> Any:
@@ -133,7 +134,7 @@ def _node(rng: random.Random, depth: int) -> dict[str, Any]:
 
 def test_every_avro_type_and_recursive_records_decode_as_fastavro_decodes_them() -> None:
     decode, parsed = _compiled(EVERY_TYPE)
-    writer = fastavro.parse_schema(_without_logical_types(EVERY_TYPE))
+    writer = fastavro.parse_schema(without_logical_types(EVERY_TYPE))
     rng = random.Random(7)
     for _ in range(200):
         out = io.BytesIO(b"\x00\x00\x00\x00\x01")
