@@ -27,7 +27,7 @@ MASK = "*****(redacted)"
 # secrets, credentials, object-store keys (s3.secret-key, fs.s3a.secret.key, s3.access-key, ...).
 SECRET_NAME = re.compile(
     r"(?i)pass(word|wd)|pwd|secret|jaas|token|credential|access[._-]?key|private[._-]?key|api[._-]?key|"
-    r"signature|session[._-]?key|key[._-]?pem|keystore[._-]?key|oauthbearer[._-]?config"
+    r"signature|session[._-]?key|key[._-]?pem|keystore[._-]?key|oauthbearer[._-]?config|user[._-]?info"
 )
 # Shorter values would mask ordinary words; such secrets are still masked by field name.
 MIN_SECRET_LENGTH = 4

@@ -17,7 +17,9 @@ from ingest.kafka.options import (
     topic_list,
 )
 from ingest.kafka.outage import timeout_seconds
-from ingest.kafka.schema_registry import URL_OPTION
+from ingest.kafka.schema_registry import PREFIX as REGISTRY_PREFIX
+from ingest.kafka.schema_registry import SECRET_KEYS as REGISTRY_SECRETS
+from ingest.kafka.schema_registry import URL_OPTION, client_conf
 from ingest.kafka.source import KafkaCdcDataSource, KafkaSourceSpec
 from ingest.source import MarksHook, SourceSettings
 
@@ -62,6 +64,7 @@ class KafkaSource:
             offset_reset_on_loss=conf.get("scan.offset-reset-on-loss", "none").strip().lower(),
             broker_unavailable_timeout_s=timeout_seconds(conf),
             schema_registry_url=conf.get(URL_OPTION, "").strip() or None,
+            schema_registry_conf={k: v for k, v in client_conf(conf).items() if k not in REGISTRY_SECRETS},
         )
 
     def options(self, parse: ParseSpec, parallelism: int) -> dict[str, str]:
@@ -72,6 +75,9 @@ class KafkaSource:
                 secrets[k] = v
             else:
                 options[f"kafka.{k}"] = v
+        for k, v in client_conf(self.settings.kafka_conf).items():
+            if k in REGISTRY_SECRETS:  # travel with the broker's secrets, under their --kafka-conf name
+                secrets[REGISTRY_PREFIX + k] = v
         if secrets:  # one option Spark redacts in plans and the UI, whatever the properties are called
             options[SECRETS_OPTION] = msgspec.json.encode(secrets).decode()
         return options

@@ -31,7 +31,21 @@ from ingest.kafka.java_client import (
     translate_jaas,
 )
 from ingest.kafka.outage import DEFAULT_TIMEOUT, TIMEOUT_OPTION, check_timeout
-from ingest.kafka.schema_registry import URL_OPTION, check_url
+from ingest.kafka.schema_registry import (
+    CA_LOCATION,
+    CERTIFICATE_LOCATION,
+    CREDENTIALS_SOURCE,
+    JAVA_KEYS,
+    KEY_LOCATION,
+    KEY_PASSWORD,
+    PREFIX,
+    URL_OPTION,
+    USER_INFO,
+    check_credentials_source,
+    check_url,
+    check_user_info,
+    client_conf,
+)
 from ingest.kafka.startup import STARTUP_MODES, StartupMode, parse_specific_offsets
 from ingest.logs import is_secret_name
 
@@ -325,6 +339,60 @@ KAFKA_OPTIONS = OptionTable(
             "registry:8081",
         ),
         ConfOption(
+            PREFIX + USER_INFO,
+            H,
+            "lakecdc's own (Paimon passes the URL alone; Kafka Connect's name): USER:PASSWORD for a registry behind "
+            "HTTP basic authentication; a secret (use ${env:VAR} or ${file:PATH}; masked in logs and Spark plans)",
+            "reader:secret",
+            check_user_info,
+        ),
+        ConfOption(
+            PREFIX + CREDENTIALS_SOURCE,
+            H,
+            f"lakecdc's own: where basic-auth credentials come from; only USER_INFO ({PREFIX}{USER_INFO}), the "
+            "default (credentials in the URL are refused)",
+            "USER_INFO",
+            check_credentials_source,
+            "URL",
+        ),
+        ConfOption(
+            PREFIX + CA_LOCATION,
+            H,
+            "lakecdc's own: a PEM file of the CA(s) that signed an https:// registry's certificate (default: the "
+            "system's); the same path on the driver and every executor",
+            "/etc/lakecdc/registry-ca.pem",
+        ),
+        ConfOption(
+            PREFIX + CERTIFICATE_LOCATION,
+            H,
+            f"lakecdc's own: a PEM client certificate for a registry that asks for one (mutual TLS), with "
+            f"{PREFIX}{KEY_LOCATION}",
+            "/etc/lakecdc/client.pem",
+        ),
+        ConfOption(
+            PREFIX + KEY_LOCATION,
+            H,
+            f"lakecdc's own: the PEM private key of {PREFIX}{CERTIFICATE_LOCATION}",
+            "/etc/lakecdc/client.key",
+        ),
+        ConfOption(
+            PREFIX + KEY_PASSWORD,
+            H,
+            f"lakecdc's own: the password of an encrypted {PREFIX}{KEY_LOCATION}; a secret",
+            "changeit",
+        ),
+        *(
+            ConfOption(
+                PREFIX + key,
+                R,
+                f"a Java keystore, which lakecdc's registry client cannot read: give PEM files in "
+                f"{PREFIX}{CA_LOCATION}, {PREFIX}{CERTIFICATE_LOCATION} and {PREFIX}{KEY_LOCATION} "
+                "(keytool/openssl convert them)",
+                "/etc/ssl/registry.jks",
+            )
+            for key in JAVA_KEYS
+        ),
+        ConfOption(
             "scan.topic-partition-discovery.interval",
             N,
             "lakecdc discovers new partitions at every trigger",
@@ -411,6 +479,7 @@ def check_kafka_conf(conf: Mapping[str, str]) -> list[str]:
             f"value.format={AVRO_FORMAT} needs --kafka-conf {URL_OPTION}=http://HOST:PORT, the Schema Registry its "
             "messages' schema ids are resolved with"
         )
+    client_conf(conf)  # the registry settings that only work together
     mode = startup_mode(conf)
     if mode == StartupMode.TIMESTAMP and "scan.startup.timestamp-millis" not in conf:
         raise ValueError("scan.startup.mode=timestamp needs scan.startup.timestamp-millis")

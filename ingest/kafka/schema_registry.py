@@ -30,6 +30,28 @@ from schema_evolution.errors import MalformedMessage, SourcePosition, TransientE
 log = structlog.get_logger(__name__)
 
 URL_OPTION = "schema.registry.url"  # Paimon's --kafka-conf key (MessageQueueSchemaUtils.SCHEMA_REGISTRY_URL)
+PREFIX = "schema.registry."
+
+# Authentication and TLS: --kafka-conf schema.registry.<key> is confluent-kafka SchemaRegistryClient's
+# <key> (Kafka Connect's AvroConverter spells them the same after its converter prefix). Paimon passes
+# the URL alone, so a registry behind basic auth or TLS client certificates cannot be read there at all.
+USER_INFO = "basic.auth.user.info"
+CREDENTIALS_SOURCE = "basic.auth.credentials.source"
+CA_LOCATION = "ssl.ca.location"
+CERTIFICATE_LOCATION = "ssl.certificate.location"
+KEY_LOCATION = "ssl.key.location"
+KEY_PASSWORD = "ssl.key.password"
+CLIENT_KEYS = (USER_INFO, CREDENTIALS_SOURCE, CA_LOCATION, CERTIFICATE_LOCATION, KEY_LOCATION, KEY_PASSWORD)
+SECRET_KEYS = (USER_INFO, KEY_PASSWORD)
+# Java clients' keystores, which the Python client cannot read: the PEM keys above replace them.
+JAVA_KEYS = (
+    "ssl.truststore.location",
+    "ssl.truststore.password",
+    "ssl.truststore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+    "ssl.keystore.type",
+)
 
 # How long an unreachable registry is retried before the read stops (LAKECDC_SCHEMA_REGISTRY_RETRY_SECONDS
 # overrides it, in the read tasks too), and the first pause (doubled up to MAX_PAUSE_SECONDS).
@@ -62,16 +84,60 @@ def check_url(value: str) -> str | None:
     return None
 
 
+def check_user_info(value: str) -> str | None:
+    """``schema.registry.basic.auth.user.info``: ``user:password`` (the value is never quoted back)."""
+    user, colon, _password = value.partition(":")
+    if not colon or not user.strip():
+        raise ValueError(f"--kafka-conf {PREFIX}{USER_INFO} must be USER:PASSWORD")
+    return None
+
+
+def check_credentials_source(value: str) -> str | None:
+    if value.strip().upper() != "USER_INFO":
+        return (
+            f"is not supported: lakecdc takes the credentials from {PREFIX}{USER_INFO} (USER_INFO), never from "
+            "the URL, where they would reach logs"
+        )
+    return None
+
+
+def client_conf(conf: Mapping[str, str]) -> dict[str, str]:
+    """The registry client's settings in ``conf`` (--kafka-conf ``schema.registry.<key>`` -> ``<key>``),
+    without the URL; refuses (``ValueError``) combinations the client would reject later."""
+    out = {key: conf[PREFIX + key].strip() for key in CLIENT_KEYS if conf.get(PREFIX + key, "").strip()}
+    for key in (CA_LOCATION, CERTIFICATE_LOCATION, KEY_LOCATION):
+        # executors read the same path: a file on every node, or shipped with spark-submit --files
+        if key in out and not (os.path.isfile(out[key]) and os.access(out[key], os.R_OK)):
+            raise ValueError(
+                f"--kafka-conf {PREFIX}{key}='{out[key]}' is not a readable file (a PEM file, at the same path on "
+                "the driver and every executor)"
+            )
+    if CREDENTIALS_SOURCE in out:
+        out[CREDENTIALS_SOURCE] = out[CREDENTIALS_SOURCE].upper()
+        if USER_INFO not in out:
+            raise ValueError(f"--kafka-conf {PREFIX}{CREDENTIALS_SOURCE}=USER_INFO needs {PREFIX}{USER_INFO}")
+    if (KEY_LOCATION in out or KEY_PASSWORD in out) and CERTIFICATE_LOCATION not in out:
+        raise ValueError(
+            f"--kafka-conf {PREFIX}{KEY_LOCATION} / {PREFIX}{KEY_PASSWORD} need {PREFIX}{CERTIFICATE_LOCATION} "
+            "(the client certificate that goes with the key)"
+        )
+    if CERTIFICATE_LOCATION in out and KEY_LOCATION not in out:
+        raise ValueError(f"--kafka-conf {PREFIX}{CERTIFICATE_LOCATION} needs {PREFIX}{KEY_LOCATION} (its private key)")
+    return out
+
+
 def avro_parser(conf: Mapping[str, str]) -> Parser:
     """This process's debezium-avro parser for the registry ``conf`` (--kafka-conf) names."""
     url = conf.get(URL_OPTION, "").strip()
     if not url:
         raise ValueError(f"value.format={FORMAT} needs --kafka-conf {URL_OPTION}=http://HOST:PORT, the Schema Registry")
-    parser = _PARSERS.get(url)
+    settings = client_conf(conf)
+    cache_key = "\n".join([url, *(f"{k}={v}" for k, v in sorted(settings.items()))])
+    parser = _PARSERS.get(cache_key)
     if parser is None:
         build = get_format(FORMAT).with_schemas
         assert build is not None
-        parser = _PARSERS[url] = build(RegistrySchemas(url))
+        parser = _PARSERS[cache_key] = build(RegistrySchemas(url, settings=settings))
     return parser
 
 
@@ -83,8 +149,15 @@ def parser_for(value_format: str, conf: Mapping[str, str]) -> Parser | None:
 class RegistrySchemas:
     """A ``formats.debezium_avro.SchemaSource`` over one registry: schema id -> its JSON text."""
 
-    def __init__(self, url: str, client: Any = None, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        url: str,
+        client: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
+        settings: Mapping[str, str] | None = None,
+    ) -> None:
         self.url = url
+        self._settings = dict(settings or {})
         self._client = client
         self._sleep = sleep
         self._texts: dict[int, str] = {}
@@ -94,7 +167,9 @@ class RegistrySchemas:
             from confluent_kafka.schema_registry import SchemaRegistryClient
 
             # the client's own retries cover HTTP 408/429/5xx once; ours (below) cover the outage
-            self._client = SchemaRegistryClient({"url": self.url, "timeout": _TIMEOUT_SECONDS, "max.retries": 0})
+            self._client = SchemaRegistryClient(
+                {"url": self.url, "timeout": _TIMEOUT_SECONDS, "max.retries": 0, **self._settings}
+            )
         return self._client
 
     def __call__(self, schema_id: int, pos: SourcePosition) -> str:
@@ -122,12 +197,25 @@ class RegistrySchemas:
                         f"the Schema Registry at {self.url} has no schema with id {schema_id} ({exc.error_message})",
                     ) from None
                 if exc.http_status_code not in (408, 429) and exc.http_status_code < 500:
+                    hint = (
+                        f"; check --kafka-conf {PREFIX}{USER_INFO} (USER:PASSWORD of a user allowed to read schemas)"
+                        if exc.http_status_code in (401, 403)
+                        else ""
+                    )
                     raise SchemaRegistryUnavailable(
                         f"the Schema Registry at {self.url} refused schema id {schema_id} for {pos}: "
-                        f"HTTP {exc.http_status_code} {exc.error_message}"
+                        f"HTTP {exc.http_status_code} {exc.error_message}{hint}"
                     ) from None
                 failure = f"HTTP {exc.http_status_code} {exc.error_message}"
             except Exception as exc:  # httpx's connection errors and timeouts, whatever their class
+                tls = _tls_failure(exc)
+                if tls is not None:  # a certificate problem does not heal by waiting
+                    raise SchemaRegistryUnavailable(
+                        f"the Schema Registry at {self.url} failed the TLS handshake for schema id {schema_id} of "
+                        f"the message at {pos}: {tls}; check --kafka-conf {PREFIX}{CA_LOCATION} (the CA that "
+                        f"signed the registry's certificate) and {PREFIX}{CERTIFICATE_LOCATION} / "
+                        f"{PREFIX}{KEY_LOCATION} (a client certificate, if the registry asks for one)"
+                    ) from None
                 failure = f"{type(exc).__name__}: {exc}"
             else:
                 if schema.schema_type not in (None, "AVRO"):
@@ -160,3 +248,17 @@ class RegistrySchemas:
             )
             self._sleep(pause)
             pause = min(pause * 2, MAX_PAUSE_SECONDS)
+
+
+def _tls_failure(exc: BaseException) -> str | None:
+    """The TLS error behind a failed request (httpx wraps ``ssl.SSLError``), or None."""
+    import ssl
+
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLError):
+            return f"{type(seen).__name__}: {seen}"
+        seen = seen.__cause__ or seen.__context__
+    return None

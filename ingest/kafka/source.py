@@ -22,7 +22,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import msgspec
@@ -52,6 +52,7 @@ from ingest.kafka.offset_checks import (
 from ingest.kafka.options import SECRETS_OPTION
 from ingest.kafka.outage import BrokerUnavailableError, call, is_unavailable_error
 from ingest.kafka.ranges import KafkaRange, RangeGroup, group_ranges, share_budget
+from ingest.kafka.schema_registry import PREFIX as REGISTRY_PREFIX
 from ingest.kafka.schema_registry import URL_OPTION, parser_for
 from ingest.kafka.startup import StartupMode, parse_specific_offsets
 from ingest.pipeline.parse_spec import ParseSpec
@@ -94,6 +95,9 @@ class KafkaSourceSpec:
     offset_reset_on_loss: str = "none"
     # value.format=debezium-avro: the Schema Registry the read tasks resolve writer schemas with
     schema_registry_url: str | None = None
+    # its client settings but the secrets (schema.registry.<key> without the prefix; the secrets travel
+    # in the redacted lakecdc.secrets option, see registry_settings)
+    schema_registry_conf: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return msgspec.json.encode(self).decode()
@@ -106,8 +110,21 @@ class KafkaSourceSpec:
 def kafka_properties(options: Mapping[str, str]) -> dict[str, str]:
     properties = {k[len("kafka.") :]: v for k, v in options.items() if k.startswith("kafka.")}
     # Secret properties travel together in one option whose name Spark redacts (ingest.kafka.job_source).
-    properties.update(msgspec.json.decode(options.get(SECRETS_OPTION) or "{}", type=dict[str, str]))
+    secrets = msgspec.json.decode(options.get(SECRETS_OPTION) or "{}", type=dict[str, str])
+    properties.update({k: v for k, v in secrets.items() if not k.startswith(REGISTRY_PREFIX)})
     return properties
+
+
+def registry_settings(spec: KafkaSourceSpec, options: Mapping[str, str]) -> dict[str, str]:
+    """The Schema Registry's --kafka-conf keys (URL, client settings and secrets) for ``parser_for``."""
+    if not spec.schema_registry_url:
+        return {}
+    secrets = msgspec.json.decode(options.get(SECRETS_OPTION) or "{}", type=dict[str, str])
+    return {
+        URL_OPTION: spec.schema_registry_url,
+        **{REGISTRY_PREFIX + k: v for k, v in spec.schema_registry_conf.items()},
+        **{k: v for k, v in secrets.items() if k.startswith(REGISTRY_PREFIX)},
+    }
 
 
 class KafkaCdcDataSource(DataSource):
@@ -127,14 +144,22 @@ class KafkaCdcDataSource(DataSource):
         options = dict(self.options)
         # Spark hands options over with lower-cased keys.
         max_rows = int(options.get("lakecdc.maxrows", options.get("lakecdc.maxRows", 0)) or 0)
-        return KafkaStreamReader(self._spec(), kafka_properties(options), max_rows)
+        spec = self._spec()
+        return KafkaStreamReader(spec, kafka_properties(options), max_rows, registry_settings(spec, options))
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    def __init__(self, spec: KafkaSourceSpec, properties: dict[str, str], max_rows: int) -> None:
+    def __init__(
+        self,
+        spec: KafkaSourceSpec,
+        properties: dict[str, str],
+        max_rows: int,
+        registry: dict[str, str] | None = None,
+    ) -> None:
         logs.configure_once()  # runs in Spark's Python planner process, which never ran the CLI
         self.spec = spec
         self.properties = properties
+        self.registry = registry or {}
         self.max_rows = max_rows
         self._meta: Any = None
         self._admin: Any = None
@@ -420,8 +445,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         logs.configure_once()
         keep_pandas_out()
         parser = None
-        if self.spec.parse is not None and self.spec.schema_registry_url:
-            parser = parser_for(self.spec.parse.format, {URL_OPTION: self.spec.schema_registry_url})
+        if self.spec.parse is not None and self.registry:
+            parser = parser_for(self.spec.parse.format, self.registry)
         for r in partition.ranges:
             started = time.monotonic()
             cpu = time.process_time()

@@ -9,6 +9,10 @@ on a loopback port.
     GET|PUT /config[/{subject}]                compatibility level (BACKWARD; every change is accepted)
     POST /compatibility/subjects/{subject}/versions[/{v}]  -> {"is_compatible": true}
 
+``users`` ({user: password}) makes it ask for HTTP basic authentication (401 otherwise), and ``tls``
+serves https:// with a server certificate (and, with ``TlsFiles.client_ca``, asks for a client
+certificate signed by it).
+
 ``down()`` / ``up()`` make every request answer 503 (as a registry behind a load balancer that lost it),
 ``failures[id] = n`` the next n lookups of one id, ``id_requests`` counts the ``GET /schemas/ids`` calls,
 and ``stop()`` closes the socket (connection refused).
@@ -16,15 +20,27 @@ and ``stop()`` closes the socket (connection refused).
 
 from __future__ import annotations
 
+import base64
 import json
+import ssl
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    certificate: str  # the server's PEM certificate (for 127.0.0.1)
+    key: str  # its private key
+    client_ca: str | None = None  # set: a client certificate signed by this CA is required
+
+
 class FakeSchemaRegistry:
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, users: dict[str, str] | None = None, tls: TlsFiles | None = None) -> None:
+        self.users = users
+        self.unauthorized = 0  # requests refused for missing or wrong credentials
         self.schemas: list[str] = []  # id - 1 -> schema text
         self.subjects: dict[str, list[int]] = {}  # subject -> ids by version
         self.compatibility = "BACKWARD"
@@ -55,6 +71,14 @@ class FakeSchemaRegistry:
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(tls.certificate, tls.key)
+            if tls.client_ca is not None:
+                context.verify_mode = ssl.CERT_REQUIRED
+                context.load_verify_locations(tls.client_ca)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+            self.url = f"https://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 
@@ -92,6 +116,9 @@ class FakeSchemaRegistry:
     def _handle(self, req: BaseHTTPRequestHandler, method: str, body: Any) -> None:
         if not self.available:
             return self._send(req, 503, {"error_code": 50003, "message": "registry unavailable"})
+        if self.users is not None and not self._authorized(req.headers.get("Authorization", "")):
+            self.unauthorized += 1
+            return self._send(req, 401, {"error_code": 40101, "message": "Unauthorized"})
         path = urlsplit(req.path).path.rstrip("/")
         parts = [unquote(p) for p in path.split("/") if p]
         try:
@@ -99,6 +126,13 @@ class FakeSchemaRegistry:
         except LookupError as exc:
             status, answer = 404, {"error_code": 40403 if "schema" in str(exc) else 40401, "message": str(exc)}
         self._send(req, status, answer)
+
+    def _authorized(self, header: str) -> bool:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "basic" or self.users is None:
+            return False
+        user, _, password = base64.b64decode(token.strip()).decode().partition(":")
+        return self.users.get(user) == password
 
     def _route(self, method: str, parts: list[str], body: Any) -> tuple[int, Any]:
         if parts[:2] == ["schemas", "ids"] and method == "GET":

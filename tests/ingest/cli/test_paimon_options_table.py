@@ -153,12 +153,29 @@ TOGETHER = {
     "ssl.cert": {"ssl.key": "FILE"},
     "ssl.key": {"ssl.cert": "FILE"},
     "jdbc.properties.verifyServerCertificate": {"ssl.ca": "FILE"},
+    "schema.registry.ssl.certificate.location": {"schema.registry.ssl.key.location": "FILE"},
+    "schema.registry.ssl.key.location": {"schema.registry.ssl.certificate.location": "FILE"},
+    "schema.registry.ssl.key.password": {
+        "schema.registry.ssl.certificate.location": "FILE",
+        "schema.registry.ssl.key.location": "FILE",
+    },
+    "schema.registry.basic.auth.credentials.source": {"schema.registry.basic.auth.user.info": "reader:pw"},
 }
 MODES = {
     "--mysql-conf": {"scan.startup.timestamp-millis": "timestamp"},
     "--kafka-conf": {"scan.startup.timestamp-millis": "timestamp", "scan.startup.specific-offsets": "specific-offsets"},
 }
-FILES = ("password-file", "ssl.ca", "ssl.cert", "ssl.key")
+# Keys each of which needs the other: neither alone is a valid configuration.
+PAIRED = ("ssl.cert", "ssl.key", "schema.registry.ssl.certificate.location", "schema.registry.ssl.key.location")
+FILES = (
+    "password-file",
+    "ssl.ca",
+    "ssl.cert",
+    "ssl.key",
+    "schema.registry.ssl.ca.location",
+    "schema.registry.ssl.certificate.location",
+    "schema.registry.ssl.key.location",
+)
 
 
 @pytest.mark.parametrize(("action", "flag", "key", "value", "treatment"), _conf_cases())
@@ -177,7 +194,7 @@ def test_conf_key_treatment(action: str, flag: str, key: str, value: str, treatm
     assert (f"{flag} {key}" in settings.no_effect_options) == (treatment == "no effect")
     if treatment == "honoured" and flag in ("--mysql-conf", "--kafka-conf"):
         base = {k: v for k, v in together.items() if k != "scan.startup.mode"}
-        if key.startswith("scan.startup.specific-offset.") or key in ("ssl.cert", "ssl.key"):
+        if key.startswith("scan.startup.specific-offset.") or key in PAIRED:
             base = {}  # the companion alone is not a valid configuration
         options = _source_options(settings)
         assert options != _source_options(_settings(action, flag, base)), f"{flag} {key}={value} did not reach it"

@@ -4,6 +4,8 @@ where Paimon fails, lakecdc fails too, quoting Paimon's message (#29)."""
 from __future__ import annotations
 
 import re
+import tempfile
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -28,10 +30,35 @@ def _conf_key(option: ConfOption) -> tuple[str, str]:
     return option.key, option.example
 
 
+# The Schema Registry's client settings act with debezium-avro and the keys they need beside them.
+REGISTRY_BASE = {"value.format": "debezium-avro", "schema.registry.url": "https://r:8081"}
+REGISTRY_COMPANIONS = {
+    "schema.registry.basic.auth.credentials.source": {"schema.registry.basic.auth.user.info": "reader:pw"},
+    "schema.registry.ssl.certificate.location": {"schema.registry.ssl.key.location": "PEM"},
+    "schema.registry.ssl.key.location": {"schema.registry.ssl.certificate.location": "PEM"},
+    "schema.registry.ssl.key.password": {
+        "schema.registry.ssl.certificate.location": "PEM",
+        "schema.registry.ssl.key.location": "PEM",
+    },
+}
+
+
+PAIRED = ("schema.registry.ssl.certificate.location", "schema.registry.ssl.key.location")
+
+
+def _pem() -> str:
+    """A readable file for the registry's PEM options (the checks open nothing but the path)."""
+    path = Path(tempfile.gettempdir()) / "lakecdc-test-registry.pem"
+    path.write_text("-----BEGIN CERTIFICATE-----\n")
+    return str(path)
+
+
 def _base_for(key: str) -> dict[str, str]:
     base = dict(BASE)
     if key == "topic-pattern":
         del base["topic"]  # exactly one of topic / topic-pattern, as in Paimon
+    if key.startswith("schema.registry.") and key != "schema.registry.url":
+        base |= REGISTRY_BASE | {k: _pem() if v == "PEM" else v for k, v in REGISTRY_COMPANIONS.get(key, {}).items()}
     return base
 
 
@@ -61,9 +88,13 @@ def test_each_row_has_an_example_its_check_takes(option: ConfOption) -> None:
 @pytest.mark.parametrize("option", _rows(Treatment.HONOURED))
 def test_honoured_rows_change_what_the_source_hands_spark(option: ConfOption) -> None:
     key, value = _conf_key(option)
+    if key.startswith("schema.registry.ssl.") and key.endswith(".location"):
+        value = _pem()
     base = _base_for(key)
     conf = {**base, key: value}
     assert check_kafka_conf(conf) == []
+    if key in PAIRED:  # the certificate and its key: neither works alone
+        base = {k: v for k, v in base.items() if k not in PAIRED}
     assert _options(conf) != _options(base)
 
 
@@ -338,3 +369,55 @@ def test_secret_properties_reach_spark_only_in_an_option_spark_redacts() -> None
         "ssl.keystore.password": "Ks-Marker",
     }
     assert properties == librdkafka_config(conf)
+
+
+def test_registry_secrets_reach_spark_only_in_a_redacted_option_and_never_librdkafka(tmp_path: Path) -> None:
+    from ingest.kafka.source import KafkaSourceSpec, registry_settings
+
+    pem = tmp_path / "ca.pem"
+    pem.write_text("-----BEGIN CERTIFICATE-----\n")
+    conf = {
+        **BASE,
+        "value.format": "debezium-avro",
+        "schema.registry.url": "https://registry:8081",
+        "schema.registry.basic.auth.user.info": "reader:Ui-Marker",
+        "schema.registry.ssl.ca.location": str(pem),
+        "schema.registry.ssl.certificate.location": str(pem),
+        "schema.registry.ssl.key.location": str(pem),
+        "schema.registry.ssl.key.password": "Kp-Marker",
+    }
+    options = _options(conf)
+    for key, value in options.items():
+        if "Marker" in value:
+            assert SPARK_REDACTION.search(key), key
+    assert not any(k.startswith("schema.registry") for k in kafka_properties(options))  # librdkafka refuses them
+    spec = KafkaSourceSpec.from_json(options["lakecdc.spec"])
+    assert registry_settings(spec, options) == {k: v for k, v in conf.items() if k.startswith("schema.registry.")}
+
+
+@pytest.mark.parametrize(
+    ("extra", "refused"),
+    [
+        ({"schema.registry.basic.auth.user.info": "reader"}, "must be USER:PASSWORD"),
+        ({"schema.registry.basic.auth.credentials.source": "URL"}, "only USER_INFO|is not supported"),
+        ({"schema.registry.basic.auth.credentials.source": "USER_INFO"}, "needs schema.registry.basic.auth.user.info"),
+        ({"schema.registry.ssl.key.location": "PEM"}, "need schema.registry.ssl.certificate.location"),
+        ({"schema.registry.ssl.certificate.location": "PEM"}, "needs schema.registry.ssl.key.location"),
+        ({"schema.registry.ssl.ca.location": "/nowhere/ca.pem"}, "is not a readable file"),
+        ({"schema.registry.ssl.truststore.location": "/x.jks"}, "Java keystore"),
+    ],
+)
+def test_registry_client_settings_are_checked_at_start_up(extra: dict[str, str], refused: str, tmp_path: Path) -> None:
+    pem = tmp_path / "c.pem"
+    pem.write_text("x")
+    extra = {k: str(pem) if v == "PEM" else v for k, v in extra.items()}
+    conf = {**BASE, "value.format": "debezium-avro", "schema.registry.url": "http://r:8081", **extra}
+    with pytest.raises(ValueError, match=refused) as failed:
+        check_kafka_conf(conf)
+    assert "reader" not in str(failed.value) or "USER_INFO" in refused  # a refused user info is never quoted
+
+
+def test_registry_user_info_is_a_secret_name() -> None:
+    from ingest.logs import is_secret_name
+
+    assert is_secret_name("schema.registry.basic.auth.user.info")

@@ -4,7 +4,6 @@ configured mode, certificates are verified, and each misconfiguration names its 
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,28 +14,12 @@ from deploy.local_mariadb import LocalMariaDB
 from ingest.cli.settings import SyncSettings
 from ingest.job import JobFailed, run
 from tests.paimon_read import read_rust
-
-
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def _make_ca(d: Path, name: str) -> None:
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.pem",
-             "-days", "2", "-subj", f"/CN={name}", cwd=d)  # fmt: skip
+from tests.support.certificates import make_certificates
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("tls")
-    _make_ca(d, "ca")
-    _make_ca(d, "other-ca")
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
-             "-subj", "/CN=lakecdc-test-server", cwd=d)  # fmt: skip
-    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-             "-out", "server.pem", "-days", "2", "-extfile", "san.ext", cwd=d)  # fmt: skip
-    return d
+    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture(scope="module")
