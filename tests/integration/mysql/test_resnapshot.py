@@ -87,7 +87,7 @@ def _setup(server: LocalMariaDB, database: str, key: str = "INT") -> None:
 
 def _gap(server: LocalMariaDB, database: str) -> None:
     """Inserts, updates (one of them moving a key), deletes (rows of the first, middle and last chunks,
-    a whole chunk's among them), all while the job is stopped."""
+    a run of neighbouring keys among them), all while the job is stopped."""
     server.execute(
         f"INSERT INTO {database}.t VALUES (51, 'v51', 51), (52, 'v52', 52), (200, 'v200', 200)",
         f"UPDATE {database}.t SET v = 'changed', n = n + 1000 WHERE id IN (3, 20, 45)",
