@@ -12,14 +12,19 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from formats.debezium_avro import DebeziumAvroParser
 from formats.events import DataChangeEvent, MessageContext, Op, TypeSystem
+from ingest.pipeline.assembler import ChunkAssembler
 from ingest.pipeline.chunk_builder import record_schema
+from ingest.pipeline.parse_spec import ParseSpec
+from ingest.pipeline.routing import TableRouter
 from schema_evolution.conversion import convert_column
 from schema_evolution.errors import SourcePosition
 from schema_evolution.type_mapping import TypeMappingMode as M
+from sinks.write.chunk_format import deserialize_batch
 from tests.formats import debezium_avro_source_types as source_types
 
 CTX = MessageContext(SourcePosition("dbz.shop.typed", 0, 3))
@@ -129,3 +134,26 @@ def test_another_connectors_columns_keep_their_connect_types() -> None:
     assert stored["tags"] == ("STRING", "a,b")
     assert stored["ts"] == ("TIMESTAMP(3)", datetime(2023, 3, 23, 14, 30, 5, 123000))
     assert stored["price"] == ("DECIMAL(10, 2)", Decimal("-12.34"))
+
+
+@pytest.mark.parametrize(
+    ("type_mapping", "flag", "big"),
+    [("", pa.bool_(), pa.decimal128(20, 0)), ("tinyint1-not-bool,bigint-unsigned-to-bigint", pa.int8(), pa.int64())],
+)
+def test_the_read_task_writes_the_mapped_types(type_mapping: str, flag: pa.DataType, big: pa.DataType) -> None:
+    """Through the read task's assembler (parse, route, map with --type-mapping, build the Arrow chunk)."""
+    schemas = {int(k): v for k, v in json.loads((source_types.FOLDER / "schemas.json").read_text()).items()}
+    parser = DebeziumAvroParser(lambda schema_id, pos: schemas[schema_id])
+    spec = ParseSpec("debezium-avro", TableRouter("ods", table="t"), type_mapping=type_mapping)
+    assembler = ChunkAssembler(spec, "dbz.shop.typed", 0, parser=parser)
+    lines = (source_types.FOLDER / "messages.jsonl").read_text().splitlines()
+    typed = [json.loads(line) for line in lines if json.loads(line)["topic"] == "dbz.shop.typed"]
+    for offset, message in enumerate(typed):
+        assembler.add(bytes.fromhex(message["value"]), bytes.fromhex(message["key"]), offset, None)
+    chunks = assembler.finish()
+    assert chunks is not None
+    (batch,) = [deserialize_batch(row["data"]) for row in chunks.to_pylist() if row["data"] is not None]
+    assert (batch.schema.field("flag").type, batch.schema.field("big").type) == (flag, big)
+    assert batch.schema.field("tags").type == pa.list_(pa.string())
+    assert batch.column("tags").to_pylist() == [["a", "b"], ["a", "b"], []]  # insert; update's before, after
+    assert batch.column("amount").to_pylist() == [Decimal("12345.110")] * 3
