@@ -31,21 +31,7 @@ from ingest.kafka.java_client import (
     translate_jaas,
 )
 from ingest.kafka.outage import DEFAULT_TIMEOUT, TIMEOUT_OPTION, check_timeout
-from ingest.kafka.schema_registry import (
-    CA_LOCATION,
-    CERTIFICATE_LOCATION,
-    CREDENTIALS_SOURCE,
-    JAVA_KEYS,
-    KEY_LOCATION,
-    KEY_PASSWORD,
-    PREFIX,
-    URL_OPTION,
-    USER_INFO,
-    check_credentials_source,
-    check_url,
-    check_user_info,
-    client_conf,
-)
+from ingest.kafka.schema_registry import REGISTRY_OPTIONS, URL_OPTION, client_conf
 from ingest.kafka.startup import STARTUP_MODES, StartupMode, parse_specific_offsets
 from ingest.logs import is_secret_name
 
@@ -327,71 +313,7 @@ KAFKA_OPTIONS = OptionTable(
             check_timeout,
             "soon",
         ),
-        ConfOption(
-            "schema.registry.url",
-            H,
-            "the Confluent Schema Registry of value.format=debezium-avro (required there; Paimon's only registry "
-            "option): writer schemas are resolved by the id each message carries, whatever its topic, and cached "
-            "per id; ','-separated URLs are tried in turn; credentials in the URL are refused (they would reach "
-            "logs); other formats ignore it, as Paimon does",
-            "http://registry:8081",
-            check_url,
-            "registry:8081",
-        ),
-        ConfOption(
-            PREFIX + USER_INFO,
-            H,
-            "lakecdc's own (Paimon passes the URL alone; Kafka Connect's name): USER:PASSWORD for a registry behind "
-            "HTTP basic authentication; a secret (use ${env:VAR} or ${file:PATH}; masked in logs and Spark plans)",
-            "reader:secret",
-            check_user_info,
-        ),
-        ConfOption(
-            PREFIX + CREDENTIALS_SOURCE,
-            H,
-            f"lakecdc's own: where basic-auth credentials come from; only USER_INFO ({PREFIX}{USER_INFO}), the "
-            "default (credentials in the URL are refused)",
-            "USER_INFO",
-            check_credentials_source,
-            "URL",
-        ),
-        ConfOption(
-            PREFIX + CA_LOCATION,
-            H,
-            "lakecdc's own: a PEM file of the CA(s) that signed an https:// registry's certificate (default: the "
-            "system's); the same path on the driver and every executor",
-            "/etc/lakecdc/registry-ca.pem",
-        ),
-        ConfOption(
-            PREFIX + CERTIFICATE_LOCATION,
-            H,
-            f"lakecdc's own: a PEM client certificate for a registry that asks for one (mutual TLS), with "
-            f"{PREFIX}{KEY_LOCATION}",
-            "/etc/lakecdc/client.pem",
-        ),
-        ConfOption(
-            PREFIX + KEY_LOCATION,
-            H,
-            f"lakecdc's own: the PEM private key of {PREFIX}{CERTIFICATE_LOCATION}",
-            "/etc/lakecdc/client.key",
-        ),
-        ConfOption(
-            PREFIX + KEY_PASSWORD,
-            H,
-            f"lakecdc's own: the password of an encrypted {PREFIX}{KEY_LOCATION}; a secret",
-            "changeit",
-        ),
-        *(
-            ConfOption(
-                PREFIX + key,
-                R,
-                f"a Java keystore, which lakecdc's registry client cannot read: give PEM files in "
-                f"{PREFIX}{CA_LOCATION}, {PREFIX}{CERTIFICATE_LOCATION} and {PREFIX}{KEY_LOCATION} "
-                "(keytool/openssl convert them)",
-                "/etc/ssl/registry.jks",
-            )
-            for key in JAVA_KEYS
-        ),
+        *REGISTRY_OPTIONS,
         ConfOption(
             "scan.topic-partition-discovery.interval",
             N,

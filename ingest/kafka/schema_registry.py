@@ -25,6 +25,7 @@ import structlog
 
 from formats import Parser, get_format
 from formats.debezium_avro import FORMAT
+from ingest.conf_options import ConfOption, Treatment
 from schema_evolution.errors import MalformedMessage, SourcePosition, TransientError
 
 log = structlog.get_logger(__name__)
@@ -124,6 +125,78 @@ def client_conf(conf: Mapping[str, str]) -> dict[str, str]:
     if CERTIFICATE_LOCATION in out and KEY_LOCATION not in out:
         raise ValueError(f"--kafka-conf {PREFIX}{CERTIFICATE_LOCATION} needs {PREFIX}{KEY_LOCATION} (its private key)")
     return out
+
+
+H, R = Treatment.HONOURED, Treatment.REFUSED
+
+# The registry's rows of --kafka-conf's option table (ingest.kafka.options.KAFKA_OPTIONS).
+REGISTRY_OPTIONS: tuple[ConfOption, ...] = (
+    ConfOption(
+        "schema.registry.url",
+        H,
+        "the Confluent Schema Registry of value.format=debezium-avro (required there; Paimon's only registry "
+        "option): writer schemas are resolved by the id each message carries, whatever its topic, and cached "
+        "per id; ','-separated URLs are tried in turn; credentials in the URL are refused (they would reach "
+        "logs); other formats ignore it, as Paimon does",
+        "http://registry:8081",
+        check_url,
+        "registry:8081",
+    ),
+    ConfOption(
+        PREFIX + USER_INFO,
+        H,
+        "lakecdc's own (Paimon passes the URL alone; Kafka Connect's name): USER:PASSWORD for a registry behind "
+        "HTTP basic authentication; a secret (use ${env:VAR} or ${file:PATH}; masked in logs and Spark plans)",
+        "reader:secret",
+        check_user_info,
+    ),
+    ConfOption(
+        PREFIX + CREDENTIALS_SOURCE,
+        H,
+        f"lakecdc's own: where basic-auth credentials come from; only USER_INFO ({PREFIX}{USER_INFO}), the "
+        "default (credentials in the URL are refused)",
+        "USER_INFO",
+        check_credentials_source,
+        "URL",
+    ),
+    ConfOption(
+        PREFIX + CA_LOCATION,
+        H,
+        "lakecdc's own: a PEM file of the CA(s) that signed an https:// registry's certificate (default: the "
+        "system's); the same path on the driver and every executor",
+        "/etc/lakecdc/registry-ca.pem",
+    ),
+    ConfOption(
+        PREFIX + CERTIFICATE_LOCATION,
+        H,
+        f"lakecdc's own: a PEM client certificate for a registry that asks for one (mutual TLS), with "
+        f"{PREFIX}{KEY_LOCATION}",
+        "/etc/lakecdc/client.pem",
+    ),
+    ConfOption(
+        PREFIX + KEY_LOCATION,
+        H,
+        f"lakecdc's own: the PEM private key of {PREFIX}{CERTIFICATE_LOCATION}",
+        "/etc/lakecdc/client.key",
+    ),
+    ConfOption(
+        PREFIX + KEY_PASSWORD,
+        H,
+        f"lakecdc's own: the password of an encrypted {PREFIX}{KEY_LOCATION}; a secret",
+        "changeit",
+    ),
+    *(
+        ConfOption(
+            PREFIX + key,
+            R,
+            f"a Java keystore, which lakecdc's registry client cannot read: give PEM files in "
+            f"{PREFIX}{CA_LOCATION}, {PREFIX}{CERTIFICATE_LOCATION} and {PREFIX}{KEY_LOCATION} "
+            "(keytool/openssl convert them)",
+            "/etc/ssl/registry.jks",
+        )
+        for key in JAVA_KEYS
+    ),
+)
 
 
 def avro_parser(conf: Mapping[str, str]) -> Parser:

@@ -22,10 +22,8 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import msgspec
 import pyarrow as pa
 import structlog
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -49,19 +47,27 @@ from ingest.kafka.offset_checks import (
     split_ids,
     with_ids,
 )
-from ingest.kafka.options import SECRETS_OPTION
 from ingest.kafka.outage import BrokerUnavailableError, call, is_unavailable_error
 from ingest.kafka.ranges import KafkaRange, RangeGroup, group_ranges, share_budget
-from ingest.kafka.schema_registry import PREFIX as REGISTRY_PREFIX
-from ingest.kafka.schema_registry import URL_OPTION, parser_for
+from ingest.kafka.schema_registry import parser_for
+from ingest.kafka.spec import KafkaSourceSpec, kafka_properties, registry_settings
 from ingest.kafka.startup import StartupMode, parse_specific_offsets
-from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.partition_stream import assemble
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from sinks.write.chunk_format import CHUNK_DDL
 
 # kept importable from here (bench, tests)
-__all__ = ["READER_DEFAULTS", "KafkaRange", "KafkaSourceError", "RangeGroup", "group_ranges", "share_budget"]
+__all__ = [
+    "READER_DEFAULTS",
+    "KafkaRange",
+    "KafkaSourceError",
+    "KafkaSourceSpec",
+    "RangeGroup",
+    "group_ranges",
+    "kafka_properties",
+    "registry_settings",
+    "share_budget",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -70,61 +76,6 @@ T = TypeVar("T")
 # Messages: smaller splits cost more in task overhead than they win in parallelism. Tests fix the
 # split size (LAKECDC_SPLIT_MESSAGES) so that ranges are split and the order across splits is exercised.
 _MIN_SPLIT = 20_000
-
-
-@dataclass(frozen=True)
-class KafkaSourceSpec:
-    """Everything the reader needs besides librdkafka properties (which travel as options)."""
-
-    topics: tuple[str, ...] = ()
-    topic_pattern: str | None = None
-    startup_mode: str = StartupMode.EARLIEST_OFFSET.value
-    startup_timestamp_millis: int | None = None
-    startup_specific_offsets: str | None = None
-    parse: ParseSpec | None = None
-    min_partitions: int = 2
-    # lakecdc.broker-unavailable-timeout: how long planning's broker calls are retried, and how long a
-    # read task waits for its next message, while no broker answers (ingest.kafka.outage)
-    broker_unavailable_timeout_s: float = 300.0
-    commit_offsets_to_group: bool = True  # properties.commit.offsets.on.checkpoint
-    # kafka-sync-table: a topic-pattern that matches no topic fails at start-up, as in Paimon (whose
-    # schema discovery needs a topic); kafka-sync-database waits for matching topics.
-    pattern_must_match: bool = False
-    # scan.offset-reset-on-loss: "none" stops the job when the checkpoint's offsets are gone from Kafka
-    # (ingest.kafka.offset_checks); "earliest" resumes those partitions from their earliest offset.
-    offset_reset_on_loss: str = "none"
-    # value.format=debezium-avro: the Schema Registry the read tasks resolve writer schemas with
-    schema_registry_url: str | None = None
-    # its client settings but the secrets (schema.registry.<key> without the prefix; the secrets travel
-    # in the redacted lakecdc.secrets option, see registry_settings)
-    schema_registry_conf: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> str:
-        return msgspec.json.encode(self).decode()
-
-    @staticmethod
-    def from_json(text: str) -> KafkaSourceSpec:
-        return msgspec.json.decode(text, type=KafkaSourceSpec)
-
-
-def kafka_properties(options: Mapping[str, str]) -> dict[str, str]:
-    properties = {k[len("kafka.") :]: v for k, v in options.items() if k.startswith("kafka.")}
-    # Secret properties travel together in one option whose name Spark redacts (ingest.kafka.job_source).
-    secrets = msgspec.json.decode(options.get(SECRETS_OPTION) or "{}", type=dict[str, str])
-    properties.update({k: v for k, v in secrets.items() if not k.startswith(REGISTRY_PREFIX)})
-    return properties
-
-
-def registry_settings(spec: KafkaSourceSpec, options: Mapping[str, str]) -> dict[str, str]:
-    """The Schema Registry's --kafka-conf keys (URL, client settings and secrets) for ``parser_for``."""
-    if not spec.schema_registry_url:
-        return {}
-    secrets = msgspec.json.decode(options.get(SECRETS_OPTION) or "{}", type=dict[str, str])
-    return {
-        URL_OPTION: spec.schema_registry_url,
-        **{REGISTRY_PREFIX + k: v for k, v in spec.schema_registry_conf.items()},
-        **{k: v for k, v in secrets.items() if k.startswith(REGISTRY_PREFIX)},
-    }
 
 
 class KafkaCdcDataSource(DataSource):

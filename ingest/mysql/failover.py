@@ -32,11 +32,11 @@ from typing import Any
 import structlog
 
 from ingest.mysql.binlog_position import executed_gtids, purged_gtids
+from ingest.mysql.binlog_search import position_after_gtids
 from ingest.mysql.client import (
     MySqlSourceError,
     binlog_files,
     lost_position,
-    position_after_gtids,
     retrying,
 )
 from ingest.mysql.gtid import GtidSet

@@ -48,6 +48,7 @@ from pyspark.sql.types import StructType
 from ingest import logs
 from ingest.mysql.binlog import ddl_between, read_binlog
 from ingest.mysql.binlog_position import gtids_at, server_identity, status_with_gtids
+from ingest.mysql.binlog_search import position_after_gtids, position_at
 from ingest.mysql.client import (
     LostPositionError,
     MySqlSourceError,
@@ -56,8 +57,6 @@ from ingest.mysql.client import (
     connect,
     master_status,
     plan_chunks,
-    position_after_gtids,
-    position_at,
     query,
     retrying,
     table_columns,
