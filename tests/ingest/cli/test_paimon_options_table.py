@@ -18,6 +18,7 @@ from ingest.cli.paimon_actions import ALL, DB_SYNC, MAINTENANCE, SYNC, TABLE_SYN
 from ingest.cli.paimon_args import PaimonArgsError
 from ingest.cli.settings import SyncSettings
 from ingest.job import parse_spec, source_for
+from tests.ingest.kafka.test_options import REGISTRY_COMPANIONS
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 GROUPS = {"every action": ALL, "sync actions": SYNC, "*-sync-table": TABLE_SYNC, "*-sync-database": DB_SYNC}
@@ -153,13 +154,7 @@ TOGETHER = {
     "ssl.cert": {"ssl.key": "FILE"},
     "ssl.key": {"ssl.cert": "FILE"},
     "jdbc.properties.verifyServerCertificate": {"ssl.ca": "FILE"},
-    "schema.registry.ssl.certificate.location": {"schema.registry.ssl.key.location": "FILE"},
-    "schema.registry.ssl.key.location": {"schema.registry.ssl.certificate.location": "FILE"},
-    "schema.registry.ssl.key.password": {
-        "schema.registry.ssl.certificate.location": "FILE",
-        "schema.registry.ssl.key.location": "FILE",
-    },
-    "schema.registry.basic.auth.credentials.source": {"schema.registry.basic.auth.user.info": "reader:pw"},
+    **REGISTRY_COMPANIONS,
 }
 MODES = {
     "--mysql-conf": {"scan.startup.timestamp-millis": "timestamp"},

@@ -30,15 +30,16 @@ def _conf_key(option: ConfOption) -> tuple[str, str]:
     return option.key, option.example
 
 
-# The Schema Registry's client settings act with debezium-avro and the keys they need beside them.
+# The Schema Registry's client settings act with debezium-avro and the keys they need beside them ("FILE": a
+# readable file); the README's walking test (tests/ingest/cli/test_paimon_options_table.py) uses them too.
 REGISTRY_BASE = {"value.format": "debezium-avro", "schema.registry.url": "https://r:8081"}
 REGISTRY_COMPANIONS = {
     "schema.registry.basic.auth.credentials.source": {"schema.registry.basic.auth.user.info": "reader:pw"},
-    "schema.registry.ssl.certificate.location": {"schema.registry.ssl.key.location": "PEM"},
-    "schema.registry.ssl.key.location": {"schema.registry.ssl.certificate.location": "PEM"},
+    "schema.registry.ssl.certificate.location": {"schema.registry.ssl.key.location": "FILE"},
+    "schema.registry.ssl.key.location": {"schema.registry.ssl.certificate.location": "FILE"},
     "schema.registry.ssl.key.password": {
-        "schema.registry.ssl.certificate.location": "PEM",
-        "schema.registry.ssl.key.location": "PEM",
+        "schema.registry.ssl.certificate.location": "FILE",
+        "schema.registry.ssl.key.location": "FILE",
     },
 }
 
@@ -58,7 +59,7 @@ def _base_for(key: str) -> dict[str, str]:
     if key == "topic-pattern":
         del base["topic"]  # exactly one of topic / topic-pattern, as in Paimon
     if key.startswith("schema.registry.") and key != "schema.registry.url":
-        base |= REGISTRY_BASE | {k: _pem() if v == "PEM" else v for k, v in REGISTRY_COMPANIONS.get(key, {}).items()}
+        base |= REGISTRY_BASE | {k: _pem() if v == "FILE" else v for k, v in REGISTRY_COMPANIONS.get(key, {}).items()}
     return base
 
 
