@@ -5,7 +5,6 @@ time, an expired lease taken over, a taken-over holder stopped, racing starts gi
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 
@@ -13,6 +12,7 @@ import pytest
 
 from sinks.filesystem import StoreLocation
 from sinks.write.lease import LEASE_FILE, LOCK_FILE, Fence, FileLease, LeaseHeld, LeaseLost, LeaseRecord, Owner
+from tests.support.leases import race
 from tests.support.s3_server import S3Server
 
 BUCKET = "leases"
@@ -67,24 +67,7 @@ def test_an_expired_lease_is_taken_over_and_its_holder_stops(s3: S3Server, table
 
 
 def test_racing_starts_give_one_holder(s3: S3Server, table: StoreLocation) -> None:
-    won: list[str] = []
-    refused: list[str] = []
-    barrier = threading.Barrier(6)
-
-    def start(i: int) -> None:
-        lease = FileLease(table, "table db.t", Owner.this_process(f"job {i}"))
-        barrier.wait()
-        try:
-            lease.acquire()
-            won.append(lease.owner.job)
-        except LeaseHeld:
-            refused.append(lease.owner.job)
-
-    threads = [threading.Thread(target=start, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    won, refused = race(6, lambda i: FileLease(table, "table db.t", Owner.this_process(f"job {i}")))
     assert len(won) == 1 and len(refused) == 5
     assert _lease(s3, table)["job"] == won[0]
 

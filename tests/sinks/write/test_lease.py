@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from sinks.write.lease import (
     Verdict,
     judge,
 )
+from tests.support.leases import race
 
 
 def _owner(job: str = "job 'a'") -> Owner:
@@ -119,24 +119,7 @@ def test_a_taken_over_lease_stops_its_former_holder_before_it_commits(tmp_path: 
 
 
 def test_racing_starts_give_one_holder(tmp_path: Path) -> None:
-    won: list[str] = []
-    refused: list[str] = []
-    barrier = threading.Barrier(8)
-
-    def start(i: int) -> None:
-        lease = FileLease(tmp_path, "checkpoint /ck", _owner(f"job {i}"))
-        barrier.wait()
-        try:
-            lease.acquire()
-            won.append(lease.owner.job)
-        except LeaseHeld:
-            refused.append(lease.owner.job)
-
-    threads = [threading.Thread(target=start, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    won, refused = race(8, lambda i: FileLease(tmp_path, "checkpoint /ck", _owner(f"job {i}")))
     assert len(won) == 1 and len(refused) == 7
     assert json.loads((tmp_path / LEASE_FILE).read_text())["job"] == won[0]
 
