@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +28,8 @@ PARTITIONED = "CREATE TABLE {name} (id INT PRIMARY KEY, v INT) PARTITION BY HASH
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMariaDB]:
-    bare = LocalMariaDB(str(tmp_path_factory.mktemp("faults")), extra_args=["--binlog-row-metadata=NO_LOG"])
-    try:
-        yield bare
-    finally:
-        bare.close()
+def server(nolog_server: LocalMariaDB) -> LocalMariaDB:
+    return nolog_server
 
 
 def _settings(server: LocalMariaDB, warehouse: Path, database: str, **conf: str) -> SyncSettings:

@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +33,8 @@ OPTION = "scan.snapshot.when-needed"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalMariaDB]:
-    bare = LocalMariaDB(str(tmp_path_factory.mktemp("resnapshot")), extra_args=["--binlog-row-metadata=NO_LOG"])
-    try:
-        yield bare
-    finally:
-        bare.close()
+def server(nolog_server: LocalMariaDB) -> LocalMariaDB:
+    return nolog_server
 
 
 def _conf(server: LocalMariaDB, database: str, table: str, **conf: str) -> dict[str, str]:
