@@ -40,7 +40,7 @@ from ingest.mysql.client import (
     retrying,
 )
 from ingest.mysql.gtid import GtidSet
-from ingest.mysql.schema_history import HISTORY_DIR, SERVER_FILE, SchemaHistory
+from ingest.mysql.schema_history import SERVER_FILE, SchemaHistory
 from ingest.mysql.snapshot import SnapshotRegistry
 from ingest.mysql.spec import MySqlSourceSpec, Position, binlog_offset
 from schema_evolution.mysql_tables import TableDef
@@ -156,14 +156,8 @@ class Failover:
         """Makes the checkpoint's side files those of the new server (each step idempotent)."""
         to: Position = (str(marker["to"]["binlog"][0]), int(marker["to"]["binlog"][1]))
         if marker["tables"] is not None:
-            history = SchemaHistory(self.spec.state_dir)
-            start = history.dir / "start.json"
-            if not start.exists() or json.loads(start.read_text())["position"] != list(to):
-                # the entries after the start are keyed by the old server's positions: gone first, so a
-                # crash before the new start leaves nothing the old start could be read with
-                for path in sorted((self.state / HISTORY_DIR).glob("[0-9]*.json")):
-                    path.unlink()
-                history.start(to, {n: TableDef.from_json(d) for n, d in marker["tables"].items()})
+            tables = {n: TableDef.from_json(d) for n, d in marker["tables"].items()}
+            SchemaHistory(self.spec.state_dir).restart_at(to, tables)
         SnapshotRegistry(self.spec.state_dir).retire_high_watermarks()
         server_file = self.state / SERVER_FILE
         kept = json.loads(server_file.read_text()) if server_file.exists() else {}

@@ -35,7 +35,7 @@ import structlog
 
 from ingest.mysql.client import MySqlSourceError
 from ingest.mysql.key_diff import KeyScan
-from ingest.mysql.schema_history import HISTORY_DIR, SERVER_FILE, SchemaHistory
+from ingest.mysql.schema_history import SERVER_FILE, SchemaHistory
 from ingest.mysql.snapshot import KnownTables, SnapshotRegistry
 from ingest.mysql.spec import MySqlSourceSpec
 from ingest.mysql.startup import RESNAPSHOT_OPTION
@@ -223,13 +223,8 @@ class Resnapshot:
         to = marker["to"]
         position = (str(to["binlog"][0]), int(to["binlog"][1]))
         if marker["tables"] is not None:
-            history = SchemaHistory(self.spec.state_dir)
-            start = history.dir / "start.json"
-            if not start.exists() or json.loads(start.read_text())["position"] != list(position):
-                # the entries after the start are keyed by positions of the lost binlog: gone first
-                for path in sorted((self.state / HISTORY_DIR).glob("[0-9]*.json")):
-                    path.unlink()
-                history.start(position, {n: TableDef.from_json(d) for n, d in marker["tables"].items()})
+            tables = {n: TableDef.from_json(d) for n, d in marker["tables"].items()}
+            SchemaHistory(self.spec.state_dir).restart_at(position, tables)
         SnapshotRegistry(self.spec.state_dir).retire_high_watermarks()
         KnownTables(self.spec.state_dir).add([(d, t) for d, t, _lo, _hi in marker["chunks"]])
         server_file = self.state / SERVER_FILE

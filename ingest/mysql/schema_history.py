@@ -52,6 +52,18 @@ class SchemaHistory:
         body = {"position": list(position), "tables": {n: d.to_json() for n, d in sorted(tables.items())}}
         write_atomically(self.dir / _START, json.dumps(body, sort_keys=True))
 
+    def restart_at(self, position: tuple[str, int], tables: Mapping[str, TableDef]) -> None:
+        """Starts the history anew at ``position`` with ``tables`` (a failover or a re-snapshot), once: a
+        history that already starts there is kept. The entries after the old start are keyed by positions
+        of a binlog that is gone; they go first, so a crash before the new start leaves nothing the old
+        start could be read with."""
+        start = self.dir / _START
+        if start.exists() and json.loads(start.read_text())["position"] == list(position):
+            return
+        for path in sorted(self.dir.glob("[0-9]*.json")):
+            path.unlink()
+        self.start(position, tables)
+
     def record(self, offset: int, position: tuple[str, int], changes: Changes) -> None:
         """The definitions a DDL at ``position`` (``offset``: its increasing number) left."""
         body = {
