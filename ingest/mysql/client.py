@@ -312,6 +312,26 @@ def binlog_status(c: Any) -> list[tuple[Any, ...]]:
     return query(c, _STATUS_QUERIES[-1])
 
 
+def begin_consistent_read(c: Any) -> tuple[str, int] | None:
+    """Opens a REPEATABLE READ transaction WITH CONSISTENT SNAPSHOT on ``c``; the binlog position its
+    read view is exactly consistent with, where the server tells it (MariaDB and Percona Server:
+    ``Binlog_snapshot_file``/``_position``), else None.
+
+    Why: a transaction is written to the binlog before its storage-engine commit makes it visible.
+    A position read with SHOW MASTER STATUS just before a SELECT can so include a change the SELECT
+    does not see yet, and a snapshot chunk back-filled from that position lost the change (#23: seen
+    under load; ``tests/integration/mysql/test_chunk_consistency.py`` catches it within seconds)."""
+    # REPEATABLE READ for this transaction only: under READ COMMITTED each statement would get its
+    # own read view and the snapshot's position would say nothing of the SELECT.
+    query(c, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    query(c, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+    status = {str(name).lower(): value for name, value in query(c, "SHOW STATUS LIKE 'binlog_snapshot_%'")}
+    file, position = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
+    if not file or position is None:
+        return None
+    return str(file), int(position)
+
+
 def master_status(c: Any) -> tuple[str, int]:
     """The binlog position after the last written event (where the next one will start)."""
     import pymysql

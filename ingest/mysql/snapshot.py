@@ -21,6 +21,7 @@ from ingest.mysql.binlog import binlog_rows, key_change_halves
 from ingest.mysql.client import (
     UNREACHABLE,
     MySqlSourceError,
+    begin_consistent_read,
     connect,
     master_status,
     quote,
@@ -143,7 +144,11 @@ def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
         schema = tables.source_schema(chunk.database, chunk.table)
         if keys != schema.primary_keys:
             schema = replace(schema, primary_keys=tuple(keys))
+        # LW: the position the SELECT's read view is consistent with where the server says (MariaDB);
+        # else SHOW MASTER STATUS before the read view opens, as Flink CDC does (see
+        # ``begin_consistent_read`` for the change that position can miss).
         low = master_status(c)
+        low = begin_consistent_read(c) or low
         where, args = "", []
         if chunk.lo is not None or chunk.hi is not None:
             key = quote(keys[0])
@@ -171,6 +176,7 @@ def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
             # raises AttributeError), and the first error is the one to handle.
             with contextlib.suppress(Exception):
                 cur.close()
+        c.commit()  # ends the read-only snapshot transaction
         # scan.incremental.snapshot.backfill.skip: no LW..HW binlog read. The chunk's HW is its LW, so
         # the binlog phase re-applies every change after LW (at least once; it converges by key).
         high = low if spec.skip_backfill else master_status(c)

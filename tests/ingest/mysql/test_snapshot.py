@@ -51,6 +51,9 @@ class _Connection:
     def cursor(self, _cls: Any = None) -> _Cursor:
         return _Cursor(list(self.rows))
 
+    def commit(self) -> None:
+        pass
+
 
 def _spec(**extra: Any) -> MySqlSourceSpec:
     return MySqlSourceSpec(
@@ -75,6 +78,7 @@ def _chunk_rows(
     monkeypatch.setattr(snapshot, "connect", lambda _conn: _Connection(selected))
     marks = iter([LW, HW])
     monkeypatch.setattr(snapshot, "master_status", lambda _c: next(marks))
+    monkeypatch.setattr(snapshot, "begin_consistent_read", lambda _c: None)  # MySQL: no snapshot position
 
     def binlog_rows(_spec: Any, start: Any, end: Any, *_: Any) -> Iterator[Any]:
         assert (start, end) == (LW, HW)
