@@ -28,6 +28,7 @@ from ingest.kafka.schema_registry import parser_for
 from ingest.source import SourceSettings
 from schema_evolution.errors import LakeCdcError, SourcePosition
 from sinks.table.catalog import Catalog
+from sinks.table.prepare import note_unchecked
 
 log = structlog.get_logger(__name__)
 
@@ -117,13 +118,20 @@ def target_table(settings: SourceSettings) -> str:
     return f"{settings.name(settings.database)}.{settings.name(settings.table or '')}"
 
 
-def check_schema_discoverable(settings: SourceSettings) -> None:
+def check_schema_discoverable(settings: SourceSettings, checkpoint: str | None = None) -> None:
     """``kafka-sync-table`` with no target table yet: stop unless the first topic's first partition has a
-    row change within Paimon's retry window."""
+    row change within Paimon's retry window. With the table there: when no row change is there to check
+    it against, it is noted beside ``checkpoint`` as accepted unchecked, as Paimon skips its check."""
     if settings.action.database_sync:
         return  # Paimon's database sync creates each table from its first message, and never discovers
     table = target_table(settings)
     if Catalog(settings.warehouse, settings.catalog_conf).load_layout(table) is not None:
+        if checkpoint is not None and not _existing_table_checkable(settings):
+            # Paimon retrieves the schema of an existing table too, and when it finds none it skips
+            # the compatibility check and evolves the table from the data that comes later.
+            log.info("no row change to check the existing table against at start-up; its columns will follow the "
+                     "source", table=table)  # fmt: skip
+            note_unchecked(checkpoint, table)
         return
     conf = settings.kafka_conf
     parse = parser_for(conf["value.format"], conf) or get_parser(conf["value.format"].strip().lower())
@@ -138,6 +146,30 @@ def check_schema_discoverable(settings: SourceSettings) -> None:
         consumer.close()
     if not found:
         raise no_schema_error(topic, partition, table, sum(sleeps) + POLL_SECONDS * (len(sleeps) + 1))
+
+
+def _existing_table_checkable(settings: SourceSettings) -> bool:
+    """Whether the first partition of the first topic has a row change now (one poll; an empty
+    partition is not polled). Where the topic cannot be read here, True: the check stays, as before."""
+    from confluent_kafka import KafkaException, TopicPartition
+
+    conf = settings.kafka_conf
+    parse = parser_for(conf["value.format"], conf) or get_parser(conf["value.format"].strip().lower())
+    consumer = _consumer(conf)
+    try:
+        topic = _first_topic(consumer, conf)
+        partition = _first_partition(consumer, conf, topic)
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout_seconds(conf))
+        if low >= high:
+            return False
+        return discover(_poller(consumer, topic, partition), parse, topic, partition, ())
+    except (LakeCdcError, KafkaException) as exc:
+        log.info(
+            "existing table: the topic could not be read at start-up; the first row change is checked", error=str(exc)
+        )
+        return True
+    finally:
+        consumer.close()
 
 
 def _consumer(conf: Mapping[str, str]) -> Any:

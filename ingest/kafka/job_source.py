@@ -46,7 +46,7 @@ class KafkaSource:
         return self.settings.kafka_conf["value.format"].strip().lower()  # Paimon lower-cases it too
 
     def check_startup(self) -> None:
-        check_schema_discoverable(self.settings)  # kafka-sync-table creating its table, as Paimon's
+        check_schema_discoverable(self.settings, self.checkpoint)  # kafka-sync-table's schema retrieval, as Paimon's
 
     def spec(self, parse: ParseSpec, parallelism: int) -> KafkaSourceSpec:
         conf = self.settings.kafka_conf

@@ -23,6 +23,19 @@ from sinks.table.options import IMMUTABLE_OPTIONS, table_options, validate_table
 
 log = structlog.get_logger(__name__)
 
+# Existing tables a kafka-sync-table job accepted without Paimon's start-up check: no message gave a
+# schema to check when it first started (Paimon then skips the check and evolves the table), kept
+# beside the checkpoint so a restart keeps the decision.
+UNCHECKED_FILE = "lakecdc-unchecked-tables"
+
+
+def note_unchecked(state_dir: str, table: str) -> None:
+    """Keeps ``table`` as accepted without a start-up check (see ``UNCHECKED_FILE``)."""
+    path = Path(state_dir) / UNCHECKED_FILE
+    tables = set(path.read_text().split()) if path.exists() else set()
+    if table not in tables:
+        write_atomically(path, "\n".join(sorted(tables | {table})))
+
 
 class TableDefinitionError(LakeCdcError):
     """A table that cannot be created as asked (keys missing from the source, ...)."""
@@ -110,6 +123,8 @@ class TablePreparer:
             if self._created_file is not None and self._created_file.exists()
             else set()
         )
+        unchecked = Path(state_dir) / UNCHECKED_FILE if state_dir else None
+        self._unchecked = set(unchecked.read_text().split()) if unchecked is not None and unchecked.exists() else set()
         self.skipped: set[str] = set()
         self._verified: set[str] = set()
         # Every table's layout as this job last loaded, created or altered it, kept across batches:
@@ -226,7 +241,8 @@ class TablePreparer:
     def _verify_existing(self, table: str, layout: TableLayout, record: RecordSchema) -> None:
         current = layout.field_types()
         missing = [n for n, _ in record.fields if n not in current]
-        if missing and not self._ours(table):  # our own table: new source columns are simply added
+        # our own table, or one accepted unchecked at start-up: new source columns are simply added
+        if missing and table not in self._unchecked and not self._ours(table):
             raise self._incompatible(table, layout, record)
 
     def _incompatible(self, table: str, layout: TableLayout, record: RecordSchema, why: str = "") -> IncompatibleTable:

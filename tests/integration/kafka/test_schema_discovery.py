@@ -89,3 +89,35 @@ def test_a_row_change_after_ddl_creates_the_table(
     assert _sync_table(warehouse, kafka, topic_name) == 0
     assert [name for name, _ in paimon_schema(warehouse, "ods.parts")] == ["shard", "id", "name", "qty"]
     assert java_rows(warehouse, "ods.parts") == ["+I[2, 4, cog, 40]"]
+
+
+@pytest.mark.parametrize("first_start", ["empty", "row-change"])
+def test_an_existing_table_is_checked_only_against_what_the_topic_holds_at_first_start(
+    spark: Any,
+    kafka: LocalKafka,
+    warehouse: str,
+    topic_name: str,
+    first_start: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The table lacks the source's qty. Paimon retrieves a schema at start-up and checks the table against
+    # it (a missing column is incompatible); when the topic gives none it skips the check and the column is
+    # added as the data brings it, also after a restart (the decision is kept beside the checkpoint).
+    kafka.create_topic(topic_name, 1)
+    catalog = Catalog(warehouse)
+    catalog.ensure_database("ods")
+    catalog.create_table("ods.parts", [("shard", int_()), ("id", int_()), ("name", string())], [], [], {})
+    monkeypatch.setenv(TIMEOUT_ENV, "0")
+    if first_start == "row-change":
+        kafka.produce(topic_name, [(None, DDL), (None, INSERT)])
+        capsys.readouterr()
+        assert _sync_table(warehouse, kafka, topic_name) == 1
+        assert "Paimon schema and source table schema are not compatible" in capsys.readouterr().err
+        assert java_rows(warehouse, "ods.parts") == []
+        return
+    assert _sync_table(warehouse, kafka, topic_name) == 0
+    kafka.produce(topic_name, [(None, DDL), (None, INSERT)])
+    assert _sync_table(warehouse, kafka, topic_name) == 0
+    assert [name for name, _ in paimon_schema(warehouse, "ods.parts")] == ["shard", "id", "name", "qty"]
+    assert java_rows(warehouse, "ods.parts") == ["+I[2, 4, cog, 40]"]

@@ -152,12 +152,6 @@ def test_cdc_operations(spark: Any, kafka: LocalKafka, warehouse: str, topic_nam
     assert java_rows(warehouse, TABLE) == sorted(CDC_STEPS[-1][1] if ignore_delete else AFTER_DELETE)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lakecdc bug (#29): an existing table whose schema Paimon could not check at start-up (empty topic) "
-    "is checked against the first record instead, and a new source column (v) is refused as incompatible; "
-    "Paimon skips the check and adds the column",
-)
 def test_sync_with_initial_empty_topic(spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str) -> None:
     # The table exists, so the job starts on the empty topic without discovering a schema.
     kafka.create_topic(topic_name, 1)
