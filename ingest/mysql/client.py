@@ -414,10 +414,18 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+# A chunk's rows are held whole by its read task until its HW (then written): at most about this many
+# bytes of them as the server stores them (information_schema's AVG_ROW_LENGTH), so that a wide table's
+# chunk of ``chunk_size`` rows does not become gigabytes (a row costs several times its stored size in
+# Python). 64 MiB: a 32,768-row chunk of rows up to 2 KiB keeps its size.
+CHUNK_MAX_BYTES = 64 << 20
+
+
 def plan_chunks(
     c: Any, database: str, table: str, key_columns: list[str], key_types: list[str], chunk_size: int
 ) -> list[tuple[int | None, int | None]]:
-    """Key ranges [lo, hi) of about ``chunk_size`` rows each (open ends as None).
+    """Key ranges [lo, hi) of about ``chunk_size`` rows each, fewer where rows are wide (at most about
+    ``CHUNK_MAX_BYTES``; open ends as None).
 
     Split only on a single integer primary key, by key arithmetic between MIN and MAX (Flink CDC's
     evenly-distributed split); any other table is one chunk. Ranges cover the whole key space, so
@@ -427,6 +435,7 @@ def plan_chunks(
         return [(None, None)]
     key = quote(key_columns[0])
     lo, hi, count = query(c, f"SELECT MIN({key}), MAX({key}), COUNT(*) FROM {quote(database)}.{quote(table)}")[0]
+    chunk_size = min(chunk_size, _rows_within_bytes(c, database, table))
     if lo is None or count <= chunk_size:
         return [(None, None)]
     lo, hi, count = int(lo), int(hi), int(count)
@@ -439,6 +448,18 @@ def plan_chunks(
         previous = b
     ranges.append((previous, None))
     return ranges
+
+
+def _rows_within_bytes(c: Any, database: str, table: str) -> int:
+    """How many rows of the table's average stored length fit in ``CHUNK_MAX_BYTES`` (no bound where
+    the server keeps no estimate yet)."""
+    rows = query(
+        c,
+        "SELECT AVG_ROW_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+        (database, table),
+    )
+    length = int(rows[0][0] or 0) if rows else 0
+    return max(1, CHUNK_MAX_BYTES // length) if length > 0 else 1 << 62
 
 
 def binlog_scan(conn: MySqlConnection, server_id: int, file: str, events: list[type]) -> Any:
