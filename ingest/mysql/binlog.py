@@ -18,7 +18,7 @@ from ingest.mysql.client import (
     MySqlSourceError,
     variables,
 )
-from ingest.mysql.schema_history import SchemaHistory, follow_ddl, unfollowed_ddl
+from ingest.mysql.schema_history import follow_ddl, history_mark, unfollowed_ddl
 from ingest.mysql.spec import (
     BINLOG_PARTITION,
     TOPIC,
@@ -31,7 +31,7 @@ from ingest.mysql.spec import (
 from ingest.mysql.tables import RowColumns, Tables
 from ingest.pipeline.dead_letters import SKIPPED_BY_OPERATOR, rows_json
 from schema_evolution.errors import BinlogPosition, MalformedMessage, SourcePosition
-from schema_evolution.mysql_tables import DdlError
+from schema_evolution.mysql_tables import Changes, DdlError
 
 log = structlog.get_logger(__name__)
 
@@ -66,11 +66,14 @@ def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.Rec
 class BinlogReader:
     """Reads one binlog range (a ``BinlogPartition``) into chunk rows, in binlog order.
 
-    Row values are named and typed by the job's schema history (kept current by the DDL in the
-    range) or, without one, by the server's catalogue; a table's schema is declared to the driver as
-    soon as a DDL creates or changes it. Changes a snapshot chunk already holds (at or before its HW)
-    are dropped (the two halves of a key change each by its own key's chunk); rows of tables without
-    a primary key stop the reader or are skipped, as configured.
+    Row values are named and typed by the job's schema history (its definitions as of the range's
+    start come inside the partition, kept current by the DDL in the range) or, without one, by the
+    server's catalogue; a table's schema is declared to the driver as soon as a DDL creates or changes
+    it. The history's changes go back to the driver as marks (``history_mark``), which it records
+    before the batch's commit: the read task never opens the job's state folder. Changes a snapshot
+    chunk already holds (at or before its HW) are dropped (the two halves of a key change each by its
+    own key's chunk); rows of tables without a primary key stop the reader or are skipped, as
+    configured.
     """
 
     def __init__(self, spec: MySqlSourceSpec, part: BinlogPartition, connection: Any) -> None:
@@ -84,8 +87,9 @@ class BinlogReader:
         self._files: dict[int, str] = {}
         self._skipped: dict[Position, list[dict[str, Any]]] = {}
         self._db_re, self._table_re = re.compile(spec.database_regex), re.compile(spec.table_regex)
-        self.history = SchemaHistory(spec.state_dir) if part.history else None
-        self.definitions = self.history.as_of(binlog_offset(part.start)) if self.history is not None else None
+        self.definitions = None if part.definitions is None else dict(part.definitions)
+        # the history's changes at each DDL's offset, handed to the driver as marks at the end
+        self._history: dict[int, tuple[Position, Changes]] = {}
         # With FULL row metadata the rows name their columns and the history gives their types;
         # where it cannot follow a DDL, the server's current definition serves, as without one.
         metadata = variables(connection, "binlog_row_metadata").get("binlog_row_metadata", "")
@@ -173,6 +177,8 @@ class BinlogReader:
             raise self._at_binlog_position(exc) from None
 
     def _finish(self) -> Iterator[pa.RecordBatch]:
+        for offset, (position, changes) in sorted(self._history.items()):
+            self.assembler.mark(history_mark(offset, position, changes))
         if self.spec.parse.dead_letter_table is not None:
             for (file, pos), rows in self._skipped.items():
                 self.assembler.dead_letter(
@@ -182,7 +188,9 @@ class BinlogReader:
         batch = self.assembler.finish()
         if batch is not None:
             yield batch
-        log.info("binlog read", start=list(self.part.start), end=list(self.part.end), rows=self.rows)
+        log.info(
+            "binlog read", start=list(self.part.start), end=list(self.part.end), rows=self.rows, ddl=len(self._history)
+        )
 
     def _events(
         self,
@@ -249,10 +257,10 @@ class BinlogReader:
 
     def forget(self, name: str, position: Position, why: str) -> None:
         """The schema history gives up on a table (FULL row metadata): the server's definition serves."""
-        assert self.history is not None and self.definitions is not None
+        assert self.definitions is not None
         self.definitions.pop(name, None)
         self.tables.invalidate(name)
-        self.history.record(binlog_offset(position), position, {name: None})
+        self._record(position, {name: None})
         log.warning("schema history gave up on a table; its definition is read from the server", table=name,
                     why=why)  # fmt: skip
 
@@ -270,8 +278,13 @@ class BinlogReader:
             event = DataChangeEvent(Op.INSERT, database, table, schema, None, {}, ts)
             self.assembler.declare(event, SourcePosition(TOPIC, BINLOG_PARTITION, binlog_offset(position)))
 
+    def _record(self, position: Position, changes: Changes) -> None:
+        """A change of the history at ``position``, for the driver to record (a later change at the same
+        position adds to it)."""
+        self._history.setdefault(binlog_offset(position), (position, {}))[1].update(changes)
+
     def on_ddl(self, text: str, default_db: str | None, ts: int, position: Position) -> None:
-        if self.history is not None:
+        if self.definitions is not None:
             changed = self._follow_ddl(text, default_db, position)
         else:
             changed = self._ddl_without_history(text, default_db)
@@ -283,7 +296,7 @@ class BinlogReader:
 
     def _follow_ddl(self, text: str, default_db: str | None, position: Position) -> list[str]:
         """Applies a DDL to the schema history; the tables it created or changed."""
-        assert self.history is not None and self.definitions is not None
+        assert self.definitions is not None
         changed: list[str] = []
         try:
             changes = follow_ddl(
@@ -304,7 +317,7 @@ class BinlogReader:
                     self.definitions.pop(n, None)
                 else:
                     self.definitions[n] = d
-            self.history.record(binlog_offset(position), position, changes)
+            self._record(position, changes)
             changed += [n for n, d in changes.items() if d is not None]
         return changed
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from formats import mysql_values
@@ -10,6 +11,7 @@ from ingest.durations import interval_seconds
 from ingest.mysql.backoff import OUTAGE_OPTION, OUTAGE_TIMEOUT_S
 from ingest.mysql.client import MySqlConnection
 from ingest.mysql.options import skip_ddl_positions
+from ingest.mysql.schema_history import SchemaHistory
 from ingest.mysql.snapshot import SnapshotRegistry
 from ingest.mysql.source import MySqlCdcDataSource
 from ingest.mysql.spec import DEFAULT_CHUNK_SIZE, MySqlSourceSpec
@@ -23,8 +25,9 @@ if TYPE_CHECKING:
 
 class MySqlSource:
     """MySQL / MariaDB through ``lakecdc-mysql``: a snapshot, then the binlog. The password travels
-    as the separate, redacted option ``mysql.password``; chunk high watermarks are kept beside the
-    checkpoint by the planning hook (``SnapshotRegistry``)."""
+    as the separate, redacted option ``mysql.password``; the planning hook keeps what the read tasks
+    return beside the checkpoint, on the driver: chunk high watermarks (``SnapshotRegistry``) and the
+    DDL the binlog read followed (``SchemaHistory``)."""
 
     data_source = MySqlCdcDataSource
     worker_modules = ("ingest.mysql.source",)
@@ -35,6 +38,7 @@ class MySqlSource:
         self.settings = settings
         self.checkpoint = checkpoint
         self.registry = SnapshotRegistry(checkpoint)
+        self.history = SchemaHistory(checkpoint)
 
     @property
     def bounded(self) -> bool:
@@ -43,7 +47,14 @@ class MySqlSource:
 
     @property
     def marks_hook(self) -> MarksHook | None:
-        return self.registry.record
+        return self.record_marks
+
+    def record_marks(self, batch_id: int, marks: list[str], committed: Callable[[str], bool]) -> None:
+        """A batch's marks, kept before its commit: the schema history's changes (idempotent: keyed by
+        their binlog offsets, a replay records the same ones), then the chunks' high watermarks."""
+        chunks = self.history.record_marks(marks)
+        if chunks:
+            self.registry.record(batch_id, chunks, committed)
 
     def check_startup(self) -> None:
         pass  # the --mysql-conf keys without effect (jdbc.properties.* among them) are logged by the CLI

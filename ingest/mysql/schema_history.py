@@ -65,12 +65,28 @@ class SchemaHistory:
         self.start(position, tables)
 
     def record(self, offset: int, position: tuple[str, int], changes: Changes) -> None:
-        """The definitions a DDL at ``position`` (``offset``: its increasing number) left."""
-        body = {
-            "position": list(position),
-            "changes": {n: None if d is None else d.to_json() for n, d in sorted(changes.items())},
-        }
-        write_atomically(self.dir / f"{offset:020d}.json", json.dumps(body, sort_keys=True))
+        """The definitions a DDL at ``position`` (``offset``: its increasing number) left. Idempotent: an
+        entry is keyed by its offset, and a replayed batch records the same changes at the same offsets
+        (an entry already holding them is not written again)."""
+        path = self.dir / f"{offset:020d}.json"
+        text = json.dumps({"position": list(position), "changes": _changes_json(changes)}, sort_keys=True)
+        if path.exists() and path.read_text() == text:
+            return
+        write_atomically(path, text)
+
+    def record_marks(self, notes: list[str]) -> list[str]:
+        """Records the DDL changes among a batch's mark notes (``history_mark``, left by the binlog read
+        task; called by the driver before the batch's commit); the other notes (snapshot chunks' high
+        watermarks), as they are."""
+        others = []
+        for note in notes:
+            entry = json.loads(note).get(HISTORY_MARK) if note.startswith("{") else None
+            if entry is None:
+                others.append(note)
+                continue
+            changes = {n: None if d is None else TableDef.from_json(d) for n, d in entry["changes"].items()}
+            self.record(int(entry["offset"]), (entry["position"][0], int(entry["position"][1])), changes)
+        return others
 
     def as_of(self, offset: int) -> dict[str, TableDef]:
         """The definitions after every recorded DDL at or before ``offset``."""
@@ -90,6 +106,20 @@ class SchemaHistory:
                 else:
                     tables[name] = TableDef.from_json(d)
         return tables
+
+
+HISTORY_MARK = "schema_history"
+
+
+def history_mark(offset: int, position: Position, changes: Changes) -> str:
+    """A DDL's changes to the history as a read task's mark note: the driver records them
+    (``SchemaHistory.record_marks``) before the batch's commit, read tasks never write the history."""
+    entry = {"offset": offset, "position": list(position), "changes": _changes_json(changes)}
+    return json.dumps({HISTORY_MARK: entry}, sort_keys=True)
+
+
+def _changes_json(changes: Changes) -> dict[str, object]:
+    return {n: None if d is None else d.to_json() for n, d in sorted(changes.items())}
 
 
 def follow_ddl(

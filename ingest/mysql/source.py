@@ -343,7 +343,8 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         parts: list[InputPartition] = []
-        history = SchemaHistory(self.spec.state_dir).exists()
+        schema_history = SchemaHistory(self.spec.state_dir)
+        history = schema_history.exists()
         # the first batch of a re-snapshot: its chunks are all new, its binlog starts at theirs
         marker = self._resnapshot.marker_for(start)
         if end["chunks"]:
@@ -367,7 +368,10 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             first, last = self._positions(start, end)
             if binlog_offset(last) > binlog_offset(first):
                 snapshot = SnapshotRegistry(self.spec.state_dir).by_table()
-                parts.append(BinlogPartition(first, last, snapshot, history))
+                # The definitions as of the range's start travel with the read task, which never opens
+                # the state folder (executors may not see it; the DDL it follows comes back as marks).
+                definitions = schema_history.as_of(binlog_offset(first)) if history else None
+                parts.append(BinlogPartition(first, last, snapshot, definitions))
         return parts
 
     def _positions(self, start: dict[str, Any], end: dict[str, Any]) -> tuple[Position, Position]:

@@ -18,6 +18,7 @@ from ingest.mysql.client import (
 )
 from ingest.pipeline.assembler import ChunkAssembler
 from ingest.pipeline.parse_spec import ParseSpec
+from schema_evolution.mysql_tables import TableDef
 from schema_evolution.type_mapping import TypeMappingMode, parse_type_mapping
 
 Position = tuple[str, int]
@@ -99,8 +100,10 @@ class BinlogPartition(InputPartition):
     end: Position
     # "db.table" -> [(lo, hi, hw file, hw pos)]: which binlog changes the snapshot already holds
     snapshot: dict[str, list[tuple[int | None, int | None, str, int]]] = field(default_factory=dict)
-    # The server's row events do not name their columns: use the job's schema history.
-    history: bool = False
+    # The server's row events do not name their columns: the job's schema history as of ``start``
+    # ("db.table" -> definition), read by the driver (the read task never opens the state folder; the
+    # DDL it follows goes back to the driver as marks, ``schema_history.history_mark``). None: no history.
+    definitions: dict[str, TableDef] | None = None
 
 
 def binlog_offset(position: Position) -> int:

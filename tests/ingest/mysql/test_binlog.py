@@ -5,7 +5,9 @@ whole update was decided by the after-image's chunk, leaving the old key as a gh
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +16,11 @@ from formats.events import DataChangeEvent, Op
 from ingest.mysql import binlog, tables
 from ingest.mysql.binlog import BinlogReader
 from ingest.mysql.client import MySqlConnection
-from ingest.mysql.spec import BinlogPartition, MySqlSourceSpec
+from ingest.mysql.schema_history import history_mark
+from ingest.mysql.spec import BinlogPartition, MySqlSourceSpec, binlog_offset
 from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
+from schema_evolution.mysql_tables import Column, TableDef
 
 # Two chunks of d.t: [.., 100) read early (HW at 300), [100, ..) read late (HW at 700).
 SNAPSHOT = {"d.t": [(None, 100, "b.000001", 300), (100, None, "b.000001", 700)]}
@@ -124,3 +128,35 @@ def test_multi_column_key_change_is_a_delete_then_an_insert(monkeypatch: pytest.
         ("INSERT", None, _row(5, "a", k2=3)),
         ("UPDATE", _row(5, "a", k2=3), _row(5, "b", k2=3)),
     ]
+
+
+def test_a_ddl_the_read_task_follows_goes_back_as_a_mark_and_nothing_is_written(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Without FULL row metadata the history names the rows: the read task gets its definitions with
+    # the partition and returns the change a DDL makes as a mark; it never opens the state folder.
+    monkeypatch.setattr(binlog, "variables", lambda _c, _name: {"binlog_row_metadata": "NO_LOG"})
+    at = ("b.000001", 100)
+
+    def binlog_rows(spec: Any, start: Any, end: Any, sid: Any, only: Any, on_ddl: Any, namer: Any) -> Iterator[Any]:
+        yield Op.INSERT, "d", "t", None, {"id": 1, "v": "a"}, ("b.000001", 50), 0
+        on_ddl("ALTER TABLE t ADD COLUMN w INT", "d", 0, at)
+        assert namer.tables["d.t"].names() == ["id", "v", "w"]  # the next row is named by the new definition
+        yield Op.INSERT, "d", "t", None, {"id": 2, "v": "b", "w": 7}, ("b.000001", 150), 0
+
+    monkeypatch.setattr(binlog, "binlog_rows", binlog_rows)
+    state = tmp_path / "state"  # the driver's, absent where the task runs
+    spec = MySqlSourceSpec(
+        MySqlConnection("h", 3306, "u", "", 10), "d", "t", "initial", ParseSpec("mysql", TableRouter("ods")), str(state)
+    )
+    table = TableDef((Column("id", "int", False), Column("v", "varchar(10)")), ("id",))
+    part = BinlogPartition(("b.000001", 4), ("b.000001", 2000), {}, {"d.t": table})
+    reader = BinlogReader(spec, part, object())
+    batches = [*reader.read(), *reader.finish()]
+    marks = [m for b in batches for m in b.column("mark").to_pylist() if m is not None]
+    wider = TableDef((*table.columns, Column("w", "int")), ("id",))
+    assert marks == [history_mark(binlog_offset(at), at, {"d.t": wider})]
+    assert sum(r or 0 for b in batches for r in b.column("rows").to_pylist()) == 2
+    assert part.definitions == {"d.t": table}  # the partition is not changed (a retried task reads it again)
+    assert not state.exists()
+    assert pickle.loads(pickle.dumps(part)) == part

@@ -4,10 +4,14 @@ only a captured table's unparseable DDL stops the job, naming the position and t
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from ingest.mysql.options import skip_ddl_positions
-from ingest.mysql.schema_history import follow_ddl, unfollowed_ddl
+from ingest.mysql.schema_history import SchemaHistory, follow_ddl, history_mark, unfollowed_ddl
+from ingest.mysql.spec import binlog_offset
 from schema_evolution.mysql_tables import Column, DdlError, TableDef
 from schema_evolution.payloads import previews
 
@@ -66,3 +70,25 @@ def test_skip_ddl_positions() -> None:
     assert skip_ddl_positions("") == ()
     with pytest.raises(ValueError, match="file:pos"):
         skip_ddl_positions("mysql-bin.000003")
+
+
+def test_history_marks_are_recorded_as_the_read_task_recorded_them_and_a_replay_is_a_no_op(tmp_path: Path) -> None:
+    # The binlog read task returns each change of the history as a mark; the driver records it before
+    # the commit: the same entry record() makes, at the same offset, and again on a replay.
+    wider = TableDef((*T.columns, Column("w", "int")), ("id",))
+    offset = binlog_offset(AT)
+    history = SchemaHistory(str(tmp_path / "driver"))
+    history.start(("mysql-bin.000002", 4), {"shop.t": T, "shop.old": T})
+    chunk = json.dumps({"chunk": 3, "database": "shop", "table": "t", "target": "ods.t", "hw": list(AT)})
+    notes = [history_mark(offset, AT, {"shop.t": wider, "shop.old": None}), chunk]
+    assert history.record_marks(notes) == [chunk]  # the chunk's high watermark goes on to the registry
+    direct = SchemaHistory(str(tmp_path / "direct"))
+    direct.record(offset, AT, {"shop.t": wider, "shop.old": None})
+    entry = history.dir / f"{offset:020d}.json"
+    assert entry.read_text() == (direct.dir / entry.name).read_text()
+    assert history.as_of(offset - 1) == {"shop.t": T, "shop.old": T}
+    assert history.as_of(offset) == {"shop.t": wider}
+    written = entry.stat().st_mtime_ns
+    assert history.record_marks(notes) == [chunk]
+    assert entry.stat().st_mtime_ns == written
+    assert sorted(p.name for p in history.dir.iterdir()) == [entry.name, "start.json"]
