@@ -11,6 +11,7 @@ whose write tasks run in executor JVMs and their Python workers, not in the driv
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -29,9 +30,20 @@ def _spark_home() -> Path:
 
 
 class LocalSparkCluster:
-    """Master + ``workers`` workers on 127.0.0.1 with free ports and a temporary work directory."""
+    """Master + ``workers`` workers on 127.0.0.1 with free ports and a temporary work directory.
 
-    def __init__(self, workers: int = 2, cores_per_worker: int = 1, memory_per_worker: str = "2g") -> None:
+    ``hidden_from_workers``: directories the workers, their executors and Python workers cannot see, as
+    on a cluster whose executors run on other hosts than the driver: each worker starts in its own
+    mount namespace (``unshare --mount``, needs root) where every such directory is covered by an
+    empty read-only tmpfs (reads find nothing, writes fail)."""
+
+    def __init__(
+        self,
+        workers: int = 2,
+        cores_per_worker: int = 1,
+        memory_per_worker: str = "2g",
+        hidden_from_workers: tuple[str, ...] = (),
+    ) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="lakecdc-spark-cluster-"))
         self.port = free_port()
         self.master_url = f"spark://127.0.0.1:{self.port}"
@@ -48,8 +60,11 @@ class LocalSparkCluster:
             worker = ["org.apache.spark.deploy.worker.Worker", self.master_url, "--host", "127.0.0.1"]
             ports = ["--port", str(free_port()), "--webui-port", str(free_port())]
             size = ["--cores", str(cores_per_worker), "--memory", memory_per_worker, "--work-dir", str(work)]
-            self._start([spark_class, *worker, *ports, *size], env, f"worker-{i}")
+            self._start(_hiding(hidden_from_workers, [spark_class, *worker, *ports, *size]), env, f"worker-{i}")
         self._wait_workers(workers)
+
+    def worker_pids(self) -> list[int]:
+        return [p.pid for p in self.processes[1:]]
 
     def _start(self, cmd: list[str], env: dict[str, str], name: str) -> None:
         log = open(self.dir / f"{name}.log", "wb")  # noqa: SIM115
@@ -93,3 +108,13 @@ class LocalSparkCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _hiding(hidden: tuple[str, ...], cmd: list[str]) -> list[str]:
+    """``cmd`` in a new mount namespace where each of the ``hidden`` directories is an empty read-only
+    tmpfs (``unshare`` execs the shell, which execs ``cmd``: the process id stays the same)."""
+    if not hidden:
+        return cmd
+    mounts = [f"mount -t tmpfs -o ro,size=1m lakecdc-hidden {shlex.quote(d)}" for d in hidden]
+    script = " && ".join([*mounts, f"exec {shlex.join(cmd)}"])
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
