@@ -68,6 +68,7 @@ from ingest.mysql.key_diff import KeyScan, ResnapshotChunkPartition
 from ingest.mysql.resnapshot import Resnapshot
 from ingest.mysql.schema_history import SchemaHistory, check_binlog_position
 from ingest.mysql.snapshot import KnownTables, SnapshotRegistry, read_chunk
+from ingest.mysql.snapshot_batches import batch_end, chunk_rows, table_row_estimates
 from ingest.mysql.spec import BinlogPartition, Chunk, ChunkPartition, MySqlSourceSpec, Position, binlog_offset
 from ingest.mysql.startup import SNAPSHOT_MODES, StartupMode
 from ingest.pipeline.gc_pause import GcPaused
@@ -106,6 +107,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._server: str | None = None  # the identity of the server, as latestOffset last read it
         self._failover = Failover(spec)
         self._resnapshot = Resnapshot(spec)
+        self._table_rows: dict[str, int | None] = {}  # "db.table" -> estimated rows, to plan snapshot batches
 
     # ----- driver side -----------------------------------------------------------------------
     def initialOffset(self) -> dict[str, Any]:
@@ -301,10 +303,10 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             start = self._add_newly_matched(start)
         chunks = start["chunks"]
         if start["done"] < len(chunks):
-            step = len(chunks)
+            end = len(chunks)
             if isinstance(limit, ReadMaxRows) and limit.max_rows > 0:
-                step = max(1, limit.max_rows // self.spec.chunk_size)
-            return {**start, "done": min(len(chunks), start["done"] + step)}
+                end = batch_end(self._chunk_rows(chunks, start["done"]), start["done"], limit.max_rows)
+            return {**start, "done": end}
         if self.spec.startup_mode == StartupMode.SNAPSHOT:
             return start  # the snapshot only: nothing follows it
         gtids: str | None
@@ -330,6 +332,17 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if chunks:
             crash_point("snapshot-to-binlog")
         return {"chunks": [], "done": 0, "binlog": list(latest), "server": now, "gtids": gtids}
+
+    def _chunk_rows(self, chunks: list[list[Any]], done: int) -> list[int]:
+        """Each chunk's estimated rows (``snapshot_batches``); the row estimates of the tables still to
+        read and not yet known are read in one query, and kept for the next batches."""
+        missing = {(d, t) for d, t, _lo, _hi in chunks[done:] if f"{d}.{t}" not in self._table_rows}
+        if missing:
+            found = retrying(self.spec.connection, lambda c: table_row_estimates(c, sorted(missing)))
+            self._table_rows.update(found)
+            # a table not found (gone meanwhile) is asked once, and counts chunk_size rows per chunk
+            self._table_rows.update({f"{d}.{t}": None for d, t in missing if f"{d}.{t}" not in found})
+        return chunk_rows(chunks, self._table_rows, self.spec.chunk_size)
 
     def _tracks_tables(self) -> bool:
         """Whether tables appearing while the job runs are noted (they are read from the binlog, and
