@@ -27,6 +27,11 @@ Offsets: ``{"chunks": [[db, table, lo, hi], ...], "done": n, "binlog": [file, po
 resumes, the server that position is one of, and the GTID set of every transaction before it (null
 without GTIDs). After a failover to another server a committed position is found again there by its
 GTID set (``ingest.mysql.failover``).
+
+Under --max-offsets-per-trigger a snapshot micro-batch takes the chunks whose estimated rows fit the
+bound (``snapshot_batches``), and a binlog micro-batch ends at the transaction boundary about that
+many binlog events on (``binlog_bound``); both are planned here only, and Spark stores the offset
+before the batch runs, so a replay reads the same chunks and the same binlog range.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from pyspark.sql.types import StructType
 
 from ingest import logs
 from ingest.mysql.binlog import ddl_between, read_binlog
+from ingest.mysql.binlog_bound import planned_end
 from ingest.mysql.binlog_position import gtids_at, server_identity, status_with_gtids
 from ingest.mysql.binlog_search import position_after_gtids, position_at
 from ingest.mysql.client import (
@@ -55,6 +61,7 @@ from ingest.mysql.client import (
     captured_tables,
     check_server,
     connect,
+    is_mariadb,
     master_status,
     plan_chunks,
     query,
@@ -328,10 +335,36 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         check_binlog_position(self.spec.connection, self.spec.state_dir, here, self.spec.server_id, self._fingerprinted)
         if binlog_offset(latest) <= binlog_offset(here):
             return start
+        until, gtids = self._binlog_end(here, latest, gtids, limit)
         # The snapshot is complete: its chunks live on in the registry, not in every offset.
         if chunks:
             crash_point("snapshot-to-binlog")
-        return {"chunks": [], "done": 0, "binlog": list(latest), "server": now, "gtids": gtids}
+        return {"chunks": [], "done": 0, "binlog": list(until), "server": now, "gtids": gtids}
+
+    def _binlog_end(
+        self, here: Position, latest: Position, gtids: str | None, limit: ReadLimit
+    ) -> tuple[Position, str | None]:
+        """Where the binlog micro-batch from ``here`` ends, and the GTID set before it: ``latest``, or
+        under --max-offsets-per-trigger the transaction boundary about that many binlog events on
+        (``binlog_bound``). MySQL tells the GTID set of its binlog's end only, which a failover needs:
+        with GTIDs on, its micro-batches are not bounded (MariaDB tells it for any boundary)."""
+        if not isinstance(limit, ReadMaxRows) or limit.max_rows <= 0:
+            return latest, gtids
+        max_events = limit.max_rows
+
+        def plan(c: Any) -> tuple[Position, str | None]:
+            if gtids is not None and not is_mariadb(c):
+                return latest, gtids
+            end = planned_end(c, here, latest, max_events)
+            if binlog_offset(end) >= binlog_offset(latest):
+                return latest, gtids
+            before = None if gtids is None else gtids_at(c, end)
+            if gtids is not None and before is None:
+                return latest, gtids  # the boundary's GTID set not known: not bounded
+            log.info("binlog micro-batch bounded", start=list(here), end=list(end), latest=list(latest))
+            return end, before
+
+        return retrying(self.spec.connection, plan)
 
     def _chunk_rows(self, chunks: list[list[Any]], done: int) -> list[int]:
         """Each chunk's estimated rows (``snapshot_batches``); the row estimates of the tables still to
