@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
+from ingest import logs
 from schema_evolution.errors import LakeCdcError
 
 ACTIONS = (
@@ -107,12 +108,13 @@ def run(args: argparse.Namespace, catalog_conf: dict[str, str]) -> int:
     try:
         args.warehouse = resolve_warehouse(args.warehouse)
         catalog_conf = with_environment(args.warehouse, catalog_conf)  # s3.* from AWS_* when not given
+        logs.register_secrets(v for k, v in catalog_conf.items() if logs.is_secret_name(k))
         return _ACTIONS[args.action](args, catalog_conf)
     except ValueError as exc:
-        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        print(logs.redact_text(f"lakecdc: error: {exc}"), file=sys.stderr)
         return 2
     except LakeCdcError as exc:  # a lease held by a running sync job
-        print(f"lakecdc: error: {exc}", file=sys.stderr)
+        print(logs.redact_text(f"lakecdc: error: {exc}"), file=sys.stderr)
         return 1
 
 

@@ -8,7 +8,9 @@ running or not; nothing is written).
 - the lag per Kafka partition when ``--kafka-conf properties.bootstrap.servers=...`` is given;
 - per table the job wrote (``lakecdc-tables.json``): its latest snapshot, when it was committed, and
   the last batch this job's commit user committed to it. The warehouse is ``--warehouse``, or the
-  one the default checkpoint lies in (``<warehouse>/_lakecdc/checkpoints/<job>``).
+  one the default checkpoint lies in (``<warehouse>/_lakecdc/checkpoints/<job>``); an ``s3://``
+  warehouse takes the ``s3.*`` options ``--catalog-conf`` lacks from the AWS_* environment, as the
+  job does (``sinks.filesystem.with_environment``).
 """
 
 from __future__ import annotations
@@ -87,6 +89,11 @@ def job_status(checkpoint: str, warehouse: str | None, catalog_conf: dict[str, s
         if "batchTimestampMs" in metadata:
             status.batch_time = _iso(metadata["batchTimestampMs"])
     warehouse = warehouse or catalog_conf.get("warehouse") or default_warehouse(root)
+    if warehouse is not None:  # an s3:// warehouse's s3.* options from AWS_* when not given, as the job's
+        from sinks.filesystem import with_environment
+
+        catalog_conf = with_environment(warehouse, catalog_conf)
+        logs.register_secrets(v for k, v in catalog_conf.items() if logs.is_secret_name(k))
     for table in committed_tables(checkpoint):
         status.tables.append(table_status(warehouse, catalog_conf, table, status.commit_user))
     return status
@@ -105,7 +112,7 @@ def table_status(warehouse: str | None, catalog_conf: dict[str, str], table: str
         if user is not None:
             out.last_batch = Committer(warehouse, catalog_conf, user).last_identifier(table)
     except Exception as exc:  # a table dropped since, a catalog that cannot be read: say so, go on
-        out.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        out.error = logs.redact_text(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
         return out
     if snapshot is not None:
         out.snapshot = int(snapshot.id)
