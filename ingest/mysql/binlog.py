@@ -244,7 +244,7 @@ class BinlogReader:
         ranges = self.part.snapshot.get(f"{database}.{table}")
         if not ranges:
             return False
-        key = image[keys[0]] if len(keys) == 1 else None
+        key = image[keys[0]]  # chunks split on the first key column (``client.plan_chunks``)
         hw = next(
             (
                 (f, p)

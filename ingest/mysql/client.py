@@ -427,11 +427,13 @@ def plan_chunks(
     """Key ranges [lo, hi) of about ``chunk_size`` rows each, fewer where rows are wide (at most about
     ``CHUNK_MAX_BYTES``; open ends as None).
 
-    Split only on a single integer primary key, by key arithmetic between MIN and MAX (Flink CDC's
-    evenly-distributed split); any other table is one chunk. Ranges cover the whole key space, so
-    a row inserted beyond MAX still belongs to the last chunk.
+    Split on the first primary-key column (Flink CDC's chunk key column) when it is an integer, by key
+    arithmetic between MIN and MAX (Flink CDC's evenly-distributed split): a composite key's chunk holds
+    every row whose first column is in its range. Any other table is one chunk: a string's order is
+    its collation's, which Python's comparisons of binlog keys against chunk bounds would not follow.
+    Ranges cover the whole key space, so a row inserted beyond MAX still belongs to the last chunk.
     """
-    if len(key_columns) != 1 or not _INTEGER.match(key_types[0]):
+    if not key_columns or not _INTEGER.match(key_types[0]):
         return [(None, None)]
     key = quote(key_columns[0])
     lo, hi, count = query(c, f"SELECT MIN({key}), MAX({key}), COUNT(*) FROM {quote(database)}.{quote(table)}")[0]
