@@ -267,3 +267,36 @@ def test_status_reads_an_s3_warehouse_with_keys_from_the_environment(
     assert status["commit_user"] == USER
     # and the output names none of the keys
     assert SECRET_KEY not in json.dumps(status)
+
+
+def test_expire_partitions_by_update_time(s3: S3Server, capsys: pytest.CaptureFixture[str]) -> None:
+    expected = _table(s3, "touched")
+    capsys.readouterr()
+    argv = ["expire-partitions", *_args(s3, "touched"), "--expire-strategy", "update-time"]
+    assert main([*argv, "--expiration-time", "30 d"]) == 0  # written just now: nothing is that old
+    assert "0 partition(s) expired" in capsys.readouterr().out
+    assert main([*argv, "--expiration-time", "1 ms", "--max-expires", "2"]) == 0
+    assert "2 partition(s) expired" in capsys.readouterr().out
+    assert {p for (p, _) in _live(s3, "touched")} == {(DAYS[2],)}
+    assert _reads(s3, "touched") == [r for r in expected if r["dt"] == DAYS[2]]
+
+
+def test_remove_orphan_files_over_every_table_of_the_database(s3: S3Server) -> None:
+    """No --table: every table of the database, listed from the bucket; only the planted objects go."""
+    from datetime import datetime
+
+    _table(s3, "planted")
+    planted = {
+        f"warehouse/ods.db/planted/dt={DAYS[0]}/bucket-0/data-orphan-0.parquet",
+        "warehouse/ods.db/planted/manifest/manifest-orphan-0",
+    }
+    for key in planted:
+        s3.put(BUCKET, key, b"not referenced")
+    before = set(s3.keys(BUCKET, "warehouse/"))
+    later = datetime.fromtimestamp(datetime.now().timestamp() + 120).strftime("%Y-%m-%d %H:%M:%S")
+    argv = ["remove-orphan-files", "--warehouse", WAREHOUSE, "--database", "ods", *_conf(s3.catalog_conf)]
+    assert main([*argv, "--older-than", later, "--dry-run", "true"]) == 0
+    assert set(s3.keys(BUCKET, "warehouse/")) == before
+    assert main([*argv, "--older-than", later]) == 0
+    assert before - set(s3.keys(BUCKET, "warehouse/")) == planted
+    assert _reads(s3, "planted")
