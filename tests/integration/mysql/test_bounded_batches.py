@@ -102,15 +102,40 @@ def _write_backlog(mariadb: LocalMariaDB, database: str) -> tuple[int, int]:
     return binlog_offset(before), binlog_offset(after)
 
 
-def _binlog_ends(warehouse: str) -> dict[int, tuple[str, int]]:
-    """Each binlog micro-batch's end position, from Spark's offset log (batch id -> position)."""
+def _binlog_offsets(warehouse: str) -> dict[int, dict[str, Any]]:
+    """Each binlog micro-batch's end offset, from Spark's offset log (batch id -> offset)."""
     offsets = Path(warehouse) / "_lakecdc" / "checkpoints"
-    ends = {}
+    found = {}
     for path in offsets.glob("*/spark/offsets/[0-9]*"):
         offset: dict[str, Any] = json.loads(path.read_text().splitlines()[-1])
         if not offset["chunks"]:
-            ends[int(path.name)] = (str(offset["binlog"][0]), int(offset["binlog"][1]))
-    return ends
+            found[int(path.name)] = offset
+    return found
+
+
+def _binlog_ends(warehouse: str) -> dict[int, tuple[str, int]]:
+    return {k: (str(o["binlog"][0]), int(o["binlog"][1])) for k, o in _binlog_offsets(warehouse).items()}
+
+
+def _assert_gtid_sets_before_the_cuts(mariadb: LocalMariaDB, warehouse: str) -> None:
+    """Each offset's GTID set is the transactions before its position (a failover finds it again by
+    them): at a cut inside a file, up to the one before the transaction that starts there."""
+    conn, checked = mariadb.connect(), 0
+    try:
+        with conn.cursor() as cur:
+            for offset in _binlog_offsets(warehouse).values():
+                file, pos = offset["binlog"]
+                cur.execute(f"SHOW BINLOG EVENTS IN %s FROM {int(pos)} LIMIT 1", (file,))
+                rows = cur.fetchall()
+                if pos == 4 or not rows or rows[0][2] != "Gtid":
+                    continue  # a file's start, or the binlog's end as it was planned
+                domain, server, number = str(rows[0][5]).split()[-1].split("-")
+                before = {g.split("-")[0]: g for g in str(offset["gtids"]).split(",") if g}
+                assert before[domain] == f"{domain}-{server}-{int(number) - 1}", (offset, rows[0])
+                checked += 1
+    finally:
+        conn.close()
+    assert checked, "no micro-batch ended inside a binlog file"
 
 
 def _snapshots(warehouse: str) -> int:
@@ -156,6 +181,7 @@ def test_a_backlog_becomes_bounded_micro_batches_and_a_killed_one_is_replayed_ov
     assert sorted(planned) == [1, 2], planned
     run(_settings(mariadb, warehouse, source_db))
     ends = _check(mariadb, warehouse, source_db, big)
+    _assert_gtid_sets_before_the_cuts(mariadb, warehouse)
     assert {k: v for k, v in ends.items() if k in planned} == planned  # the killed batch replayed as planned
     # ~5 events per small transaction: the backlog is several micro-batches, each committed
     assert len(ends) >= 4 and _snapshots(warehouse) - snapshot_commits >= 4, (ends, _snapshots(warehouse))
