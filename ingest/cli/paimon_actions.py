@@ -218,7 +218,15 @@ ACTION_OPTIONS: tuple[ActionOption, ...] = (
     # -- lakecdc's own (sync)
     _o("checkpoint", SYNC, H, "checkpoint directory (default: under the warehouse)", "ck", paimon=False),
     _o("trigger-interval", SYNC, H, "micro-batch interval (default 10 seconds)", "5s", paimon=False),
-    _o("max-offsets-per-trigger", SYNC, H, "messages per micro-batch at most (default 500000)", "1000", paimon=False),
+    _o(
+        "max-offsets-per-trigger",
+        SYNC,
+        H,
+        "messages per micro-batch at most (default 500000); MySQL: the snapshot's "
+        "estimated rows (at most 256 chunks), then binlog events, each micro-batch ending at a transaction boundary",
+        "1000",
+        paimon=False,
+    ),
     _o(
         "parallel-write-min-rows",
         SYNC,
