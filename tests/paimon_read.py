@@ -106,3 +106,25 @@ def _java(v: Any, typ: str) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(_java(x, "STRING") for x in v) + "]"
     return str(v)
+
+
+def assert_changelog_replays(warehouse: str, table: str, columns: tuple[str, ...], keys: int = 1) -> dict[Any, Any]:
+    """Replaying the changelog from empty gives the table, and every retraction retracts exactly the row
+    its key holds: no change arrived twice or was lost. ``columns`` start with the ``keys`` primary-key
+    columns; returns the replayed state (key -> the other columns)."""
+    state: dict[Any, tuple[Any, ...]] = {}
+    for kind, *row in read_changelog(warehouse, table, columns):
+        key = row[0] if keys == 1 else tuple(row[:keys])
+        values = tuple(row[keys:])
+        if kind in ("+I", "+U"):
+            assert key not in state, f"{kind} of {key} {list(values)}: the key already holds {state[key]}"
+            state[key] = values
+        else:
+            assert state.get(key) == values, f"{kind} of {key} {list(values)} but the key holds {state.get(key)}"
+            del state[key]
+    final = {
+        r[columns[0]] if keys == 1 else tuple(r[c] for c in columns[:keys]): tuple(r[c] for c in columns[keys:])
+        for r in read_rust(warehouse, table)
+    }
+    assert state == final
+    return state

@@ -23,7 +23,7 @@ from deploy.local_mariadb import ROOT_PASSWORD, LocalMariaDB
 from ingest.cli.settings import SyncSettings
 from ingest.job import JobFailed, run
 from tests.conftest import ROOT
-from tests.paimon_read import read_changelog, read_pypaimon, read_rust
+from tests.paimon_read import assert_changelog_replays, read_pypaimon, read_rust
 
 _dbs = 0
 
@@ -86,21 +86,7 @@ def _paimon_rows(warehouse: str, table: str, columns: list[str]) -> list[tuple[A
 
 
 def _assert_changelog_replays(warehouse: str, table: str, columns: tuple[str, ...]) -> None:
-    """Replaying the changelog from empty gives the table, and every retraction retracts exactly
-    the row the key holds: no change arrived twice or was lost."""
-    state: dict[Any, tuple[Any, ...]] = {}
-    for kind, key, *values in read_changelog(warehouse, table, columns):
-        if kind == "+I":
-            assert key not in state, f"+I of existing key {key}"
-            state[key] = tuple(values)
-        elif kind in ("-U", "-D"):
-            assert state.get(key) == tuple(values), f"{kind} of {key} {values} but the key holds {state.get(key)}"
-            del state[key]
-        else:
-            assert key not in state, f"+U of {key} without its -U"
-            state[key] = tuple(values)
-    final = {r[columns[0]]: tuple(r[c] for c in columns[1:]) for r in read_rust(warehouse, table)}
-    assert state == final
+    assert_changelog_replays(warehouse, table, columns)
 
 
 def test_snapshot_then_binlog_all_types(mariadb: LocalMariaDB, source_db: str, warehouse: str) -> None:
