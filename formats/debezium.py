@@ -34,14 +34,13 @@ parsed by the standard library with exact decimals instead (Paimon reads every n
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any
 
 import orjson
 
 from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op, SchemaChangeEvent, SourceSchema, TypeSystem
-from formats.jsonutil import load_object, optional
+from formats.jsonutil import load_object, optional, strict_loads
 from schema_evolution.debezium_types import ColumnPlan, plan_column
 from schema_evolution.errors import MalformedMessage, SourcePosition, UnsupportedChange
 from schema_evolution.payloads import describe, preview, reason
@@ -130,7 +129,7 @@ def envelope_op(fmt: str, op_name: Any, database: str | None, table: str | None,
 
 def _load_exact(value: bytes, pos: SourcePosition) -> dict[str, Any]:
     try:
-        root = json.loads(value, parse_float=Decimal)
+        root = strict_loads(value, parse_float=Decimal)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return load_object(FORMAT, value, pos)  # the same input, for the same error text
     if not isinstance(root, dict):

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 import uuid
 from datetime import datetime
@@ -42,7 +41,7 @@ from typing import Any
 import orjson
 
 from formats.events import ChangeEvent, DataChangeEvent, MessageContext, Op
-from formats.jsonutil import load_object, optional
+from formats.jsonutil import load_object, optional, strict_loads
 from formats.string_schema import string_schema
 from schema_evolution.errors import MalformedMessage, SourcePosition
 from schema_evolution.payloads import describe, preview
@@ -107,7 +106,7 @@ def document_row(text: str) -> dict[str, str | None]:
 
 def _loads(text: str) -> Any:
     try:
-        return json.loads(text)
+        return strict_loads(text)
     except ValueError:
         raise _BadDocument("not valid Extended JSON") from None
     except RecursionError:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -47,3 +50,20 @@ def head(value: bytes) -> str:
     if previews_enabled():
         return f"starts with {preview(value)}"
     return f"the value is {describe(value)}"
+
+
+# A JSON escape of a UTF-16 surrogate (\\uD800-\\uDFFF): Python's json takes a lone one (orjson and
+# msgspec refuse it), and a string holding it cannot be written to Arrow.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def strict_loads(data: bytes | str, parse_float: Callable[[str], Any] | None = None) -> Any:
+    """``json.loads`` (for what orjson cannot do: exact decimals, any nesting) refusing what orjson and
+    msgspec refuse, with ``ValueError``: invalid UTF-8 (``json.loads`` of bytes decodes with
+    'surrogatepass', so an encoded surrogate passed) and lone surrogate escapes. Either became a
+    string pyarrow cannot encode, failing the read task instead of naming the message (found by
+    tests/formats/test_fuzz.py)."""
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    if _SURROGATE_ESCAPE.search(text):
+        orjson.loads(text)  # valid surrogate pairs pass; a lone surrogate raises (a ValueError)
+    return json.loads(text, parse_float=parse_float)

@@ -167,3 +167,10 @@ def test_deep_nesting_is_refused_not_a_recursion_error() -> None:
     nested = '{"a": ' + '{"b": ' * 5000 + "1" + "}" * 5001
     with pytest.raises(MalformedMessage, match="nested too deeply"):
         parse(json.dumps({"before": None, "after": nested, "op": "c"}).encode(), None, CTX)
+
+
+def test_a_lone_surrogate_in_extended_json_is_not_valid() -> None:
+    # Python's json takes "\ud800" (orjson and msgspec refuse it); Arrow cannot write the string.
+    value = (DATA / "update-without-before.json").read_bytes()
+    with pytest.raises(MalformedMessage, match="'id': not valid Extended JSON"):
+        parse(value, b'{"id": "{\\"$oid\\": \\"\\\\ud800\\"}"}', CTX)
