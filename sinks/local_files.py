@@ -1,14 +1,8 @@
-"""Small state files kept beside a job's checkpoint (commit user, created tables, snapshot marks)."""
+"""Small state files kept beside a job's checkpoint (commit user, created tables, snapshot marks): written
+through ``sinks.state_files``, which serves a local path (tmp + ``os.replace``) and object storage alike."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from sinks.state_files import write_atomically
 
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so a reader (or a crash) never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+__all__ = ["write_atomically"]
