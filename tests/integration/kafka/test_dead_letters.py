@@ -131,6 +131,7 @@ def test_poison_messages_go_to_the_dead_letter_table_exactly_once_across_a_sigki
     assert 0 < committed_before < len(POISON)
 
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    (tmp_path / "second-run.log").write_text(done.stderr + done.stdout)
     assert done.returncode == 0, done.stderr[-3000:]
     resumed = re.search(r"lakecdc: (\d+) change events.*; (\d+) dead letters", done.stdout)
     assert resumed is not None, done.stdout

@@ -199,7 +199,7 @@ def _argv(warehouse: str, kafka: LocalKafka, pattern: str, url: str) -> list[str
         "--kafka_conf", f"properties.bootstrap.servers={kafka.bootstrap}",
         "--kafka_conf", f"topic-pattern={pattern}", "--kafka_conf", "value.format=debezium-avro",
         "--kafka_conf", f"schema.registry.url={url}",
-        "--max-offsets-per-trigger", "400", "--available-now", "--spark-conf", "spark.master=local[2]",
+        "--max-offsets-per-trigger", "800", "--available-now", "--spark-conf", "spark.master=local[2]",
     ]  # fmt: skip
 
 

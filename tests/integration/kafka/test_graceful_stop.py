@@ -36,7 +36,7 @@ def _argv(warehouse: str, kafka: LocalKafka, topic: str, *extra: str) -> list[st
         *("--warehouse", warehouse, "--database", "ods"),
         *("--kafka-conf", f"properties.bootstrap.servers={kafka.bootstrap}"),
         *("--kafka-conf", f"topic={topic}", "--kafka-conf", "value.format=canal-json"),
-        *("--max-offsets-per-trigger", "150", "--trigger-interval", "1s"),
+        *("--max-offsets-per-trigger", "500", "--trigger-interval", "1s"),
         # Local mode that retries a failed task (a Python worker too slow to connect back on a loaded machine)
         *("--spark-conf", "spark.master=local[2,4]"),
         *extra,
