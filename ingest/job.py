@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -37,6 +36,8 @@ from ingest.workers.warmup import start_warming
 from schema_evolution.errors import LakeCdcError, TransientError
 from schema_evolution.payloads import enable_previews
 from schema_evolution.type_mapping import parse_type_mapping
+from sinks.filesystem import UnsupportedStore
+from sinks.state_files import check_state_location, create_once, lease_directory, set_store_options, state_path
 from sinks.table.catalog import Catalog
 from sinks.table.locations import resolve_location
 from sinks.table.prepare import TablePolicy, TablePreparer
@@ -93,17 +94,9 @@ def commit_user(checkpoint: str) -> str:
     already committed, so a new user would re-commit replayed batches. Created once: two first
     starts that race both read the user that won (a complete file, linked into place).
     """
-    path = Path(checkpoint) / COMMIT_USER_FILE
+    path = state_path(checkpoint) / COMMIT_USER_FILE
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{COMMIT_USER_FILE}.{uuid.uuid4()}")
-        tmp.write_text(f"lakecdc-{uuid.uuid4()}")
-        try:
-            os.link(tmp, path)  # fails if another start created it first
-        except FileExistsError:
-            pass
-        finally:
-            tmp.unlink()
+        create_once(path, f"lakecdc-{uuid.uuid4()}")  # a link into place, or a conditional PUT
     return path.read_text().strip()
 
 
@@ -128,7 +121,7 @@ def checkpoint_guard(settings: SyncSettings, checkpoint: str, user: str, fence: 
     """Refuses a Spark checkpoint behind its commit user's commits, and takes the leases of the
     tables the job is known to write (the rest when it first writes them)."""
     committer = Committer(settings.warehouse, settings.catalog_conf, user)
-    progress = SparkProgress.read(Path(checkpoint) / SPARK_DIR)
+    progress = SparkProgress.read(state_path(checkpoint) / SPARK_DIR)
     guard = CheckpointGuard(checkpoint, user, progress, committer.last_identifier, committer.table_directory, fence)
     known = (
         []
@@ -240,11 +233,16 @@ def run(settings: SyncSettings) -> JobResult:
     The job holds the leases of its checkpoint and tables while it runs (``sinks.write.lease``)."""
     enable_previews(settings.log_payloads)  # the driver's error texts and DDL logs (--log-payloads)
     checkpoint = settings.checkpoint or default_checkpoint(settings)
+    try:
+        check_state_location(checkpoint)  # before anything is read or written there
+    except UnsupportedStore as exc:
+        raise JobFailed(str(exc)) from None
+    set_store_options(settings.catalog_conf)  # an object-store checkpoint's s3.* options
     ttl, force = lease_settings()
     fence = Fence(Owner.this_process(f"job '{settings.job_name}' (checkpoint {checkpoint})"), ttl, force)
     try:
         try:
-            fence.hold(Path(checkpoint), f"checkpoint {checkpoint}")
+            fence.hold(lease_directory(checkpoint), f"checkpoint {checkpoint}")
             user = commit_user(checkpoint)
             guard = checkpoint_guard(settings, checkpoint, user, fence)
             # --metrics-port: served from here until the job ends (ingest.streaming.metrics)

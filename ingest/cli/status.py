@@ -20,7 +20,6 @@ import json
 import sys
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from ingest import logs
@@ -29,6 +28,7 @@ from ingest.cli.secrets import resolve_conf
 from ingest.job import COMMIT_USER_FILE
 from ingest.streaming.checkpoint import SPARK_DIR, SparkProgress, committed_tables
 from ingest.streaming.progress import kafka_lag, snapshot_chunks
+from sinks.state_files import StatePath, StoreFile, check_state_location, set_store_options, state_path
 
 
 @dataclass
@@ -57,7 +57,7 @@ def _iso(millis: int | float) -> str:
     return datetime.fromtimestamp(millis / 1000, UTC).isoformat(timespec="seconds")
 
 
-def read_offsets(spark_checkpoint: Path, batch: int) -> tuple[dict[str, Any], list[Any]]:
+def read_offsets(spark_checkpoint: StatePath, batch: int) -> tuple[dict[str, Any], list[Any]]:
     """Spark's offset log entry of ``batch``: its metadata and one end offset per source."""
     lines = (spark_checkpoint / "offsets" / str(batch)).read_text().splitlines()
     metadata = json.loads(lines[1]) if len(lines) > 1 else {}
@@ -65,16 +65,19 @@ def read_offsets(spark_checkpoint: Path, batch: int) -> tuple[dict[str, Any], li
     return metadata, offsets
 
 
-def default_warehouse(checkpoint: Path) -> str | None:
+def default_warehouse(checkpoint: StatePath) -> str | None:
     """The warehouse a default checkpoint lies in (``<warehouse>/_lakecdc/checkpoints/<job>``)."""
-    parent = checkpoint.resolve().parent
+    parent = checkpoint.parent if isinstance(checkpoint, StoreFile) else checkpoint.resolve().parent
     if parent.name == "checkpoints" and parent.parent.name == "_lakecdc":
         return str(parent.parent.parent)
     return None
 
 
 def job_status(checkpoint: str, warehouse: str | None, catalog_conf: dict[str, str]) -> JobStatus:
-    root = Path(checkpoint)
+    check_state_location(checkpoint)  # UnsupportedStore (a ValueError) for a scheme it cannot read
+    if catalog_conf:
+        set_store_options(catalog_conf)  # an object-store checkpoint's s3.* options (AWS_* fills the rest)
+    root = state_path(checkpoint)
     if not (root / SPARK_DIR).is_dir() and not (root / COMMIT_USER_FILE).exists():
         raise ValueError(f"{checkpoint} is not a lakecdc checkpoint (no {SPARK_DIR}/ and no {COMMIT_USER_FILE})")
     status = JobStatus(checkpoint)

@@ -26,7 +26,6 @@ Spark replaying the first batch after the failover, lands on the same position.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import structlog
@@ -44,7 +43,7 @@ from ingest.mysql.schema_history import SERVER_FILE, SchemaHistory
 from ingest.mysql.snapshot import SnapshotRegistry
 from ingest.mysql.spec import MySqlSourceSpec, Position, binlog_offset
 from schema_evolution.mysql_tables import TableDef
-from sinks.local_files import write_atomically
+from sinks.state_files import state_path, write_atomically
 
 log = structlog.get_logger(__name__)
 
@@ -61,7 +60,7 @@ def moved_server(offset: dict[str, Any], now: str) -> bool:
 class Failover:
     def __init__(self, spec: MySqlSourceSpec) -> None:
         self.spec = spec
-        self.state = Path(spec.state_dir)
+        self.state = state_path(spec.state_dir)
         self.path = self.state / FAILOVER_FILE
         self._ends: dict[tuple[str, str], Position] = {}
 

@@ -28,7 +28,6 @@ import itertools
 import json
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import structlog
@@ -41,7 +40,7 @@ from ingest.mysql.spec import MySqlSourceSpec
 from ingest.mysql.startup import RESNAPSHOT_OPTION
 from schema_evolution.mysql_tables import TableDef
 from schema_evolution.types import PaimonType, Root
-from sinks.local_files import write_atomically
+from sinks.state_files import state_path, write_atomically
 
 log = structlog.get_logger(__name__)
 
@@ -130,7 +129,7 @@ def _cannot(table: str, why: str) -> MySqlSourceError:
 class Resnapshot:
     def __init__(self, spec: MySqlSourceSpec) -> None:
         self.spec = spec
-        self.state = Path(spec.state_dir)
+        self.state = state_path(spec.state_dir)
         self.path = self.state / RESNAPSHOT_FILE
 
     def marker_for(self, start: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping
-from pathlib import Path
 
 import structlog
 
@@ -29,7 +28,7 @@ from schema_evolution.ddl_targets import ddl_targets
 from schema_evolution.mysql_ddl import apply_ddl
 from schema_evolution.mysql_tables import Catalog, Changes, DdlError, TableDef
 from schema_evolution.payloads import ddl_fields, previews_enabled
-from sinks.local_files import write_atomically
+from sinks.state_files import matching, state_path, write_atomically
 
 log = structlog.get_logger(__name__)
 
@@ -42,7 +41,7 @@ _START = "start.json"
 
 class SchemaHistory:
     def __init__(self, state_dir: str) -> None:
-        self.dir = Path(state_dir) / HISTORY_DIR
+        self.dir = state_path(state_dir) / HISTORY_DIR
 
     def exists(self) -> bool:
         return (self.dir / _START).exists()
@@ -60,7 +59,7 @@ class SchemaHistory:
         start = self.dir / _START
         if start.exists() and json.loads(start.read_text())["position"] == list(position):
             return
-        for path in sorted(self.dir.glob("[0-9]*.json")):
+        for path in matching(self.dir, "[0-9]*.json"):
             path.unlink()
         self.start(position, tables)
 
@@ -97,7 +96,7 @@ class SchemaHistory:
                 f"checkpoint (or set binlog_row_metadata=FULL on the server)"
             )
         tables = {n: TableDef.from_json(d) for n, d in json.loads(start.read_text())["tables"].items()}
-        for path in sorted(self.dir.glob("[0-9]*.json")):
+        for path in matching(self.dir, "[0-9]*.json"):
             if int(path.stem) > offset:
                 break
             for name, d in json.loads(path.read_text())["changes"].items():
@@ -205,7 +204,7 @@ def check_binlog_position(
     creation time of each binlog file the job reads from, once per file and run (``fingerprinted``
     holds the files checked in this run): a file made anew by RESET MASTER is refused even after
     it has grown past the position."""
-    kept = Path(state_dir) / SERVER_FILE
+    kept = state_path(state_dir) / SERVER_FILE
     state = json.loads(kept.read_text()) if kept.exists() else {}
     then: str | None = state.get("server")
     created: dict[str, int] = dict(state.get("files", {}))

@@ -9,7 +9,6 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -43,7 +42,7 @@ from ingest.pipeline.assembler import ChunkAssembler
 from schema_evolution.errors import SourcePosition
 from schema_evolution.mysql_ddl import apply_ddl
 from schema_evolution.mysql_tables import DdlError
-from sinks.local_files import write_atomically
+from sinks.state_files import state_path, write_atomically
 
 log = structlog.get_logger(__name__)
 
@@ -56,7 +55,7 @@ class SnapshotRegistry:
     checkpoint (``<checkpoint>/lakecdc-mysql-snapshot.json``)."""
 
     def __init__(self, state_dir: str) -> None:
-        self.path = Path(state_dir) / REGISTRY_FILE
+        self.path = state_path(state_dir) / REGISTRY_FILE
 
     def load(self) -> dict[str, dict[str, Any]]:
         if not self.path.exists():
@@ -105,7 +104,7 @@ class KnownTables:
     known is newly matched (``scan.newly-added-table.enabled``) and gets a snapshot."""
 
     def __init__(self, state_dir: str) -> None:
-        self.path = Path(state_dir) / TABLES_FILE
+        self.path = state_path(state_dir) / TABLES_FILE
 
     def load(self) -> set[str] | None:
         """The known tables as ``db.table``; None for a checkpoint that does not keep them."""

@@ -20,13 +20,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import structlog
 
 from schema_evolution.errors import LakeCdcError
 from sinks.filesystem import Directory
-from sinks.local_files import write_atomically
+from sinks.state_files import StatePath, state_path, write_atomically
 from sinks.write.lease import Fence
 
 log = structlog.get_logger(__name__)
@@ -40,7 +39,7 @@ class CheckpointMismatch(LakeCdcError):
     """Spark's checkpoint is behind the commits of its commit user: new batches would be skipped."""
 
 
-def _batch_ids(directory: Path) -> list[int]:
+def _batch_ids(directory: StatePath) -> list[int]:
     try:
         return [int(p.name) for p in directory.iterdir() if p.name.isdigit()]
     except FileNotFoundError:
@@ -55,7 +54,7 @@ class SparkProgress:
     finished: int | None
 
     @classmethod
-    def read(cls, spark_checkpoint: Path) -> SparkProgress:
+    def read(cls, spark_checkpoint: StatePath) -> SparkProgress:
         planned = _batch_ids(spark_checkpoint / "offsets")
         finished = _batch_ids(spark_checkpoint / "commits")
         return cls(max(planned, default=None), max(finished, default=None))
@@ -75,9 +74,9 @@ def record_skips(checkpoint: str, skips: Iterable[str], now: str) -> list[dict[s
     """Keep a run's ``--skip-offsets`` beside its checkpoint (appended to the runs before): when they
     were given and from which batch on, so a skipped message stays auditable after the logs are gone.
     The whole record list."""
-    path = Path(checkpoint) / SKIPS_FILE
+    path = state_path(checkpoint) / SKIPS_FILE
     runs: list[dict[str, object]] = json.loads(path.read_text()) if path.exists() else []
-    progress = SparkProgress.read(Path(checkpoint) / SPARK_DIR)
+    progress = SparkProgress.read(state_path(checkpoint) / SPARK_DIR)
     first = progress.replay if progress.replay is not None else (progress.planned or -1) + 1
     runs.append({"given_at": now, "from_batch": first, "skip_offsets": list(skips)})
     write_atomically(path, json.dumps(runs, indent=1))
@@ -93,7 +92,7 @@ def mismatch(
     if last <= limit:
         return None
     return CheckpointMismatch(
-        f"checkpoint {checkpoint}: its Spark checkpoint ({Path(checkpoint) / SPARK_DIR}) {progress.describe()}, "
+        f"checkpoint {checkpoint}: its Spark checkpoint ({state_path(checkpoint) / SPARK_DIR}) {progress.describe()}, "
         f"but its commit user {user} already committed batch {last} to table {table}; Paimon would skip new "
         f"batches up to {last} as already committed, losing their changes. Restore the Spark checkpoint that "
         f"belongs to this commit user, or start with a new --checkpoint (a new commit user: the source starts "
@@ -104,7 +103,7 @@ def mismatch(
 def committed_tables(checkpoint: str) -> list[str]:
     """The tables a job on ``checkpoint`` has committed to (or was about to)."""
     try:
-        return list(json.loads((Path(checkpoint) / TABLES_FILE).read_text()))
+        return list(json.loads((state_path(checkpoint) / TABLES_FILE).read_text()))
     except FileNotFoundError:
         return []
 
@@ -171,7 +170,7 @@ class CheckpointGuard:
         new = [t for t in tables if t not in self.tables]
         if new:
             self.tables += new
-            write_atomically(Path(self.checkpoint) / TABLES_FILE, json.dumps(self.tables))
+            write_atomically(state_path(self.checkpoint) / TABLES_FILE, json.dumps(self.tables))
 
     def before_table_commit(self, table: str) -> None:
         if self.fence is not None:

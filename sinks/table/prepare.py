@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import structlog
 
@@ -17,7 +16,7 @@ from sinks.compaction.merge.options import MergeOptions
 from sinks.compaction.record_expiry import RecordExpiry
 from sinks.crash_points import crash_point
 from sinks.layout import RecordSchema, TableLayout
-from sinks.local_files import write_atomically
+from sinks.state_files import state_path, write_atomically
 from sinks.table.catalog import Catalog
 from sinks.table.options import IMMUTABLE_OPTIONS, table_options, validate_table_options
 
@@ -31,7 +30,7 @@ UNCHECKED_FILE = "lakecdc-unchecked-tables"
 
 def note_unchecked(state_dir: str, table: str) -> None:
     """Keeps ``table`` as accepted without a start-up check (see ``UNCHECKED_FILE``)."""
-    path = Path(state_dir) / UNCHECKED_FILE
+    path = state_path(state_dir) / UNCHECKED_FILE
     tables = set(path.read_text().split()) if path.exists() else set()
     if table not in tables:
         write_atomically(path, "\n".join(sorted(tables | {table})))
@@ -117,13 +116,13 @@ class TablePreparer:
         self.commit_user = commit_user
         # Tables this job created (kept beside its checkpoint): a restart may add columns to
         # them even before they hold a snapshot (a MySQL table created empty, altered later).
-        self._created_file = Path(state_dir) / "lakecdc-created-tables" if state_dir else None
+        self._created_file = state_path(state_dir) / "lakecdc-created-tables" if state_dir else None
         self._created = (
             set(self._created_file.read_text().split())
             if self._created_file is not None and self._created_file.exists()
             else set()
         )
-        unchecked = Path(state_dir) / UNCHECKED_FILE if state_dir else None
+        unchecked = state_path(state_dir) / UNCHECKED_FILE if state_dir else None
         self._unchecked = set(unchecked.read_text().split()) if unchecked is not None and unchecked.exists() else set()
         self.skipped: set[str] = set()
         self._verified: set[str] = set()

@@ -85,6 +85,7 @@ def test_history_marks_are_recorded_as_the_read_task_recorded_them_and_a_replay_
     direct = SchemaHistory(str(tmp_path / "direct"))
     direct.record(offset, AT, {"shop.t": wider, "shop.old": None})
     entry = history.dir / f"{offset:020d}.json"
+    assert isinstance(entry, Path)  # a local checkpoint's history is plain files
     assert entry.read_text() == (direct.dir / entry.name).read_text()
     assert history.as_of(offset - 1) == {"shop.t": T, "shop.old": T}
     assert history.as_of(offset) == {"shop.t": wider}
