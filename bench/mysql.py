@@ -101,13 +101,18 @@ def _floor_binlog(db: LocalMariaDB, start: tuple[str, int], end: tuple[str, int]
     return time.perf_counter() - started, n
 
 
-def _job(db: LocalMariaDB, warehouse: str, table: str, checkpoint: str) -> float:
+def _job(db: LocalMariaDB, warehouse: str, table: str, checkpoint: str, tasks: str | None = None) -> float:
+    """The job's seconds; ``tasks`` sets the binlog read tasks (LAKECDC_BINLOG_READ_TASKS; default: one
+    per core)."""
     argv = [sys.executable, "-m", "ingest", "mysql_sync_table", "--warehouse", warehouse, "--database", "ods"]
     argv += ["--table", table, "--available-now", "--checkpoint", checkpoint, "--spark-conf", "spark.master=local[2]"]
     for k, v in db.mysql_conf(**{"database-name": "shop", "table-name": table}).items():
         if k != "password":
             argv += ["--mysql_conf", f"{k}={v}"]
     env = {**os.environ, "LAKECDC_LOG_LEVEL": "WARNING", "LAKECDC_MYSQL_PASSWORD": ROOT_PASSWORD}
+    env.pop("LAKECDC_BINLOG_READ_TASKS", None)
+    if tasks is not None:
+        env["LAKECDC_BINLOG_READ_TASKS"] = tasks
     started = time.monotonic()
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -115,11 +120,74 @@ def _job(db: LocalMariaDB, warehouse: str, table: str, checkpoint: str) -> float
     return time.monotonic() - started
 
 
+def _small_transactions(db: LocalMariaDB, table: str, rows: int, per: int) -> None:
+    """``rows`` row updates in transactions of ``per`` rows (without a log flush per commit)."""
+    db.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 0")
+    conn = db.connect("shop")
+    conn.autocommit(True)
+    with conn.cursor() as cur:
+        cur.executemany(
+            f"UPDATE {table} SET qty = qty + 1 WHERE id BETWEEN %s AND %s",
+            [(i, i + per - 1) for i in range(0, rows, per)],
+        )
+    conn.close()
+    db.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+
+
+def _parallel_binlog(db: LocalMariaDB, tmp: str, updates: int, rounds: int) -> list[str]:
+    """The parallel binlog workloads (#27): ``updates`` rows changed by one statement, then by
+    transactions of 10 rows; each against mysql-replication's one-process decode-only floor of the same
+    range, and lakecdc split over the cores (default) against one read task, run alternately."""
+    table = "upd"
+    db.execute(DDL.format(t=f"shop.{table}"))
+    _load(db, table, updates)
+    wh = f"{tmp}/wh-par"
+    for ck in ("ck-split", "ck-one"):
+        _job(db, wh + ck, table, f"{tmp}/{ck}")
+    idle = _job(db, f"{tmp}/wh", "empty", f"{tmp}/ck-empty")
+    conn = MySqlConnection("127.0.0.1", db.port, "root", ROOT_PASSWORD)
+    out = [f"| start-up (nothing to read) | {idle:.1f} | | |"]
+    for name in ("one 100k-row statement", "transactions of 10 rows"):
+        for r in range(rounds):
+            with connect(conn) as c:
+                before = master_status(c)
+            if name.startswith("one"):
+                db.execute(f"UPDATE shop.{table} SET qty = qty + 1 WHERE id < {updates}")
+            else:
+                _small_transactions(db, table, updates, 10)
+            with connect(conn) as c:
+                after = master_status(c)
+            floor_s, floor_rows = _floor_binlog(db, before, after)
+            floor = floor_rows / floor_s
+            out.append(
+                f"| {name}, round {r + 1}: floor, mysql-replication one process | {floor_s:.1f} "
+                f"| {floor:,.0f} | 1.00x |"
+            )
+            # alternate which of the two runs first
+            order = [("split over the cores", "ck-split", None), ("one read task", "ck-one", "1")]
+            for label, ck, tasks in order if r % 2 == 0 else order[::-1]:
+                run_s = _job(db, wh + ck, table, f"{tmp}/{ck}", tasks) - idle
+                out.append(
+                    f"| {name}, round {r + 1}: lakecdc, {label}, steady state | {run_s:.1f} "
+                    f"| {floor_rows / run_s:,.0f} | {(floor_rows / run_s) / floor:.2f}x |"
+                )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=2_000_000, help="the performance issue asks for a 2M-row table")
     parser.add_argument("--updates", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of each parallel binlog workload")
+    parser.add_argument("--only-binlog", action="store_true", help="the parallel binlog workloads only")
     args = parser.parse_args()
+    if args.only_binlog:
+        with tempfile.TemporaryDirectory(prefix="lakecdc-bench-mysql-") as tmp, LocalMariaDB() as db:
+            db.execute("CREATE DATABASE shop", DDL.format(t="shop.empty"))
+            _load(db, "empty", 1)
+            parallel = _parallel_binlog(db, tmp, args.updates, args.rounds)
+        write_report([*_parallel_head(args), *parallel], "mysql-")
+        return
     with tempfile.TemporaryDirectory(prefix="lakecdc-bench-mysql-") as tmp, LocalMariaDB() as db:
         db.execute("CREATE DATABASE shop", DDL.format(t="shop.orders"), DDL.format(t="shop.empty"))
         _load(db, "orders", args.rows)
@@ -136,6 +204,7 @@ def main() -> None:
         floor_b_s, floor_b_rows = _floor_binlog(db, before, after)
         idle_s = _job(db, f"{tmp}/wh", "empty", f"{tmp}/ck-empty")
         binlog_s = _job(db, f"{tmp}/wh", "orders", f"{tmp}/ck")
+        parallel = _parallel_binlog(db, tmp, args.updates, args.rounds)
     snap_steady = snap_s - base_s
     binlog_steady = binlog_s - idle_s
     lines = [
@@ -158,8 +227,28 @@ def main() -> None:
         f"| {(args.updates / binlog_steady) / (floor_b_rows / floor_b_s):.2f}x |",
         f"| lakecdc binlog, whole command | {binlog_s:.1f} | {args.updates / binlog_s:,.0f} | |",
         f"| start-up (nothing to read) | {idle_s:.1f} | | |",
+        "",
+        *_parallel_head(args),
+        *parallel,
     ]
     write_report(lines, "mysql-")
+
+
+def _parallel_head(args: argparse.Namespace) -> list[str]:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "ingest", "bench"], cwd=ROOT, capture_output=True,
+                           text=True).stdout  # fmt: skip
+    return [
+        f"`python -m bench.mysql {' '.join(sys.argv[1:])}` at commit {commit.strip()}"
+        f"{' (with uncommitted changes)' if dirty.strip() else ''}",
+        "",
+        f"Parallel binlog (#27): a {args.updates}-row table `upd`, {args.updates} rows changed by one UPDATE, then by"
+        " UPDATEs of 10 rows each in autocommit; each range's floor decoded in the same round; lakecdc split over"
+        " local[2]'s cores (the default) and with LAKECDC_BINLOG_READ_TASKS=1, alternately first.",
+        "",
+        "| Run | Seconds | Rows/s | vs floor |",
+        "|---|---|---|---|",
+    ]
 
 
 if __name__ == "__main__":

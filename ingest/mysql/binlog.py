@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -54,6 +55,16 @@ _DDL_TABLE = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _CREATE_OR_ALTER = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(?:CREATE|ALTER)\s+TABLE", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class BinlogSubPartition(BinlogPartition):
+    """One read task's part of a micro-batch's binlog range split over several tasks
+    (``binlog_bound.split_range``): ``start`` is where its dump opens (a transaction's start) and the
+    rows of row events ending at or before ``rows_after`` (inside that transaction) belong to the task
+    before it. The batch's offsets stay its whole range."""
+
+    rows_after: Position | None = None
 
 
 def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.RecordBatch]:
@@ -122,7 +133,11 @@ class BinlogReader:
 
     def _read(self) -> Iterator[pa.RecordBatch]:
         namer = RowColumns(self.definitions, self.captured, self.forget if self.full else None)
-        changes = binlog_rows(self.spec, self.part.start, self.part.end, self.spec.server_id, None, self.on_ddl, namer)
+        # a sub-range of a split batch skips the rows before its own (``BinlogSubPartition``)
+        sub = {"rows_after": self.part.rows_after} if isinstance(self.part, BinlogSubPartition) else {}
+        changes = binlog_rows(
+            self.spec, self.part.start, self.part.end, self.spec.server_id, None, self.on_ddl, namer, **sub
+        )
         tolerant = self.spec.parse.dead_letter_table is not None
         skips = {(file, pos) for file, _, pos in self.spec.parse.skip_offsets}
         if tolerant:

@@ -83,3 +83,107 @@ def _in_file(c: Any, file: str, pos: int, until: int | None, max_events: int) ->
 
 def _events(c: Any, file: str, at: int, skip: int, count: int) -> list[tuple[Any, ...]]:
     return query(c, f"SHOW BINLOG EVENTS IN %s FROM {int(at)} LIMIT {int(skip)}, {int(count)}", (file,))
+
+
+# ----- splitting one micro-batch's range over several read tasks (#27) -------------------------------------
+
+# A sub-range holds at least this many bytes of events: a read task opens its own binlog dump and
+# catalogue connection (tens of ms), so a small range stays one task.
+MIN_SPLIT_BYTES = 256 * 1024
+# Events listed per SHOW BINLOG EVENTS while a range is split; a range of more events is not split.
+SPLIT_PAGE = 20_000
+MAX_SPLIT_EVENTS = 2_000_000
+_NOT_DDL = ("BEGIN", "COMMIT", "ROLLBACK")
+
+
+def rows_event(event_type: str) -> bool:
+    """Whether a SHOW BINLOG EVENTS type is a row event (Write/Update/Delete_rows, v1 or v2)."""
+    return event_type.endswith(("_rows", "_rows_v1", "_rows_v2")) and not event_type.startswith("Annotate")
+
+
+def _ddl(event_type: str, info: str) -> bool:
+    """A Query event other than BEGIN / COMMIT / ROLLBACK / XA: it may change a table definition."""
+    if event_type != "Query":
+        return False
+    text = info.split(";", 1)[-1].strip().upper() if info.lower().startswith("use ") else info.strip().upper()
+    return text not in _NOT_DDL and not text.startswith("XA ")
+
+
+def split_range(
+    events: list[tuple[int, str, int, str]], start: int, end: int, tasks: int, min_bytes: int = MIN_SPLIT_BYTES
+) -> list[tuple[int, int | None, int]]:
+    """One binlog range of one file, ``start`` to ``end``, as up to ``tasks`` sub-ranges of about equal
+    bytes, each ``(open_at, rows_after, end)``: its read task opens the dump at ``open_at`` (a
+    transaction's start, so it sees the transaction's table maps) and decodes the rows of the row events
+    that end after ``rows_after`` (None: all of them) and at or before ``end``.
+
+    ``events`` are the range's events as SHOW BINLOG EVENTS lists them, ``(pos, type, end_log_pos,
+    info)``, the first at ``start`` (a transaction boundary). A sub-range starts at a transaction's start
+    or, inside a transaction (one big statement), at a row event. Nothing is split at or after the
+    first DDL's transaction: the driver knows the table definitions as of the range's start only, so
+    the last sub-range reads from before it to the end. The whole range, one sub-range, when it holds
+    less than ``min_bytes`` per sub-range."""
+    whole: list[tuple[int, int | None, int]] = [(start, None, end)]
+    if tasks < 2 or not events:
+        return whole
+    cut = len(events)  # the splittable part: up to the start of the first DDL's transaction
+    for i, (_pos, event_type, _end, info) in enumerate(events):
+        if _ddl(event_type, info):
+            cut = next((j for j in range(i, -1, -1) if transaction_start(events[j][1])), 0)
+            break
+    # an event's bytes (a small transaction's GTID, table map and XID cost as much to decode as its rows)
+    weights = [e[2] - e[0] for e in events[:cut]]
+    parts = min(tasks, sum(weights) // max(1, min_bytes))
+    if parts < 2:
+        return whole
+    target = sum(weights) / parts
+    cuts: list[tuple[int, int | None]] = []  # (open_at, rows_after) of each sub-range after the first
+    acc, txn_at = 0, start
+    for i in range(cut):
+        pos, event_type = events[i][0], events[i][1]
+        if transaction_start(event_type):
+            txn_at = pos
+        if i > 0 and len(cuts) < parts - 1 and acc >= target * (len(cuts) + 1):
+            if transaction_start(event_type):
+                cuts.append((pos, None))
+            elif rows_event(event_type):
+                cuts.append((txn_at, pos))
+        acc += weights[i]
+    out: list[tuple[int, int | None, int]] = []
+    open_at, rows_after = start, None
+    for next_open, next_rows in cuts:
+        out.append((open_at, rows_after, next_open if next_rows is None else next_rows))
+        open_at, rows_after = next_open, next_rows
+    out.append((open_at, rows_after, end))
+    return out
+
+
+def range_events(c: Any, file: str, start: int, end: int) -> list[tuple[int, str, int, str]] | None:
+    """The events of ``file`` from ``start`` to ``end`` as ``(pos, type, end_log_pos, info)``; None when
+    there are more than ``MAX_SPLIT_EVENTS`` or the server does not list them (the privilege missing):
+    the range is then read by one task. A lost connection is raised (tried again on a new one)."""
+    from pymysql.err import MySQLError
+
+    try:
+        return _range_events(c, file, start, end)
+    except MySQLError as exc:
+        if exc.args and exc.args[0] in UNREACHABLE:
+            raise
+        log.warning("binlog range not split: SHOW BINLOG EVENTS failed", file=file, start=start, error=str(exc))
+        return None
+
+
+def _range_events(c: Any, file: str, start: int, end: int) -> list[tuple[int, str, int, str]] | None:
+    events: list[tuple[int, str, int, str]] = []
+    at = start
+    while True:
+        rows = _events(c, file, at, 0, SPLIT_PAGE)
+        for _log, pos, event_type, _server, end_pos, info in rows:
+            if int(pos) >= end:
+                return events
+            events.append((int(pos), str(event_type), int(end_pos), str(info or "")))
+        if len(rows) < SPLIT_PAGE:
+            return events
+        if len(events) >= MAX_SPLIT_EVENTS:
+            return None
+        at = int(rows[-1][4])

@@ -60,13 +60,19 @@ def binlog_rows(
     only: set[str] | None,
     on_ddl: Callable[[str, str | None, int, Position], None] | None = None,
     on_table_map: Callable[[Any, Position], None] | None = None,
+    rows_after: Position | None = None,
 ) -> Iterator[BinlogRow]:
     """Row changes of the captured tables between two binlog positions, in binlog order. A lost
     connection is opened again at the last transaction boundary (a table map is read again before its
-    rows), passing over the events already handled, for up to the connection's outage backoff."""
+    rows), passing over the events already handled, for up to the connection's outage backoff.
+
+    With ``rows_after`` (a sub-range of a split micro-batch, ``binlog_bound.split_range``), the rows of
+    row events ending at or before it are not decoded (mysql-replication parses a row event's rows only
+    when asked): ``start`` is then the start of their transaction, read for its table maps."""
     from pymysqlreplication.event import QueryEvent, XidEvent
 
     end_offset = binlog_offset(end)
+    skip_rows_to = -1 if rows_after is None else binlog_offset(rows_after)
     # (where to open the binlog again: a transaction boundary at or before the next event, the offset of
     # the last event handled, whether ``end`` was reached)
     state: list[Any] = [start, -1, False]
@@ -77,7 +83,8 @@ def binlog_rows(
         try:
             for event, position in _events(stream, state, end_offset):
                 backoff, early_ends = None, 0  # reading again: a later loss gets the whole wait again
-                yield from _event_rows(spec, event, position, only, on_ddl, on_table_map)
+                if binlog_offset(position) > skip_rows_to or not _rows_event(event):
+                    yield from _event_rows(spec, event, position, only, on_ddl, on_table_map)
                 state[1] = binlog_offset(position)
                 if isinstance(event, QueryEvent | XidEvent):
                     state[0] = position
@@ -132,6 +139,12 @@ def _events(stream: Any, state: list[Any], end_offset: int) -> Iterator[tuple[An
         if offset <= state[1]:
             continue  # handled before the connection was lost (read again for its table map)
         yield event, position
+
+
+def _rows_event(event: Any) -> bool:
+    from pymysqlreplication.row_event import RowsEvent
+
+    return isinstance(event, RowsEvent)
 
 
 def _connection_lost(exc: BaseException) -> bool:

@@ -51,8 +51,8 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 from pyspark.sql.types import StructType
 
 from ingest import logs
-from ingest.mysql.binlog import ddl_between, read_binlog
-from ingest.mysql.binlog_bound import planned_end
+from ingest.mysql.binlog import BinlogSubPartition, ddl_between, read_binlog
+from ingest.mysql.binlog_bound import planned_end, range_events, split_range
 from ingest.mysql.binlog_position import gtids_at, server_identity, status_with_gtids
 from ingest.mysql.binlog_search import position_after_gtids, position_at
 from ingest.mysql.client import (
@@ -86,6 +86,9 @@ from sinks.write.chunk_format import CHUNK_DDL
 
 log = structlog.get_logger(__name__)
 
+# The source option naming how many read tasks a binlog micro-batch is split over (the job's parallelism).
+BINLOG_TASKS_OPTION = "lakecdc.binlog.tasks"
+
 
 class MySqlCdcDataSource(DataSource):
     @classmethod
@@ -99,13 +102,15 @@ class MySqlCdcDataSource(DataSource):
         logs.configure_once()
         spec = MySqlSourceSpec.from_json(self.options["lakecdc.spec"], self.options.get("mysql.password", ""))
         max_rows = int(self.options.get("lakecdc.maxrows", "0") or 0)
-        return MySqlStreamReader(spec, max_rows)
+        binlog_tasks = int(self.options.get(BINLOG_TASKS_OPTION, "1") or 1)
+        return MySqlStreamReader(spec, max_rows, binlog_tasks)
 
 
 class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    def __init__(self, spec: MySqlSourceSpec, max_rows: int) -> None:
+    def __init__(self, spec: MySqlSourceSpec, max_rows: int, binlog_tasks: int = 1) -> None:
         self.spec = spec
         self.max_rows = max_rows
+        self.binlog_tasks = binlog_tasks  # read tasks a binlog micro-batch's range is split over
         self._available_now: dict[str, Any] | None = None
         self._initial: dict[str, Any] | None = None
         self._restart_checked = False  # newly matched tables are looked for once, on a restart
@@ -417,8 +422,39 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 # The definitions as of the range's start travel with the read task, which never opens
                 # the state folder (executors may not see it; the DDL it follows comes back as marks).
                 definitions = schema_history.as_of(binlog_offset(first)) if history else None
-                parts.append(BinlogPartition(first, last, snapshot, definitions))
+                if parts:  # snapshot chunks in the batch too: the range is one task, as before
+                    parts.append(BinlogPartition(first, last, snapshot, definitions))
+                else:
+                    parts += self._binlog_parts(first, last, snapshot, definitions)
         return parts
+
+    def _binlog_parts(
+        self,
+        first: Position,
+        last: Position,
+        snapshot: dict[str, list[tuple[int | None, int | None, str, int]]],
+        definitions: dict[str, TableDef] | None,
+    ) -> list[InputPartition]:
+        """The binlog range's read tasks, in binlog order: the range split over ``binlog_tasks`` where it
+        lies in one file (``binlog_bound.split_range``; the split is planned from the server's event
+        list, so a replayed batch gets the same one), else one task. Each task's chunks keep their binlog
+        offsets, and the write tasks read the read tasks' chunks in this order: the changes of every key
+        keep their binlog order."""
+        whole: list[InputPartition] = [BinlogPartition(first, last, snapshot, definitions)]
+        if self.binlog_tasks < 2 or first[0] != last[0]:
+            return whole
+        events = retrying(self.spec.connection, lambda c: range_events(c, first[0], first[1], last[1]))
+        if events is None:
+            return whole
+        subs = split_range(events, first[1], last[1], self.binlog_tasks)
+        if len(subs) < 2:
+            return whole
+        log.info("binlog micro-batch split", start=list(first), end=list(last), tasks=len(subs))
+        file = first[0]
+        return [
+            BinlogSubPartition((file, at), (file, end), snapshot, definitions, None if after is None else (file, after))
+            for at, after, end in subs
+        ]
 
     def _positions(self, start: dict[str, Any], end: dict[str, Any]) -> tuple[Position, Position]:
         """The batch's binlog range on the server read now: offsets of another server (a failover;
