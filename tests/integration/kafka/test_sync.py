@@ -172,7 +172,7 @@ def test_sigkill_mid_stream_then_restart_loses_nothing_and_duplicates_nothing(
         "--kafka_conf",
         "value.format=canal-json",
         "--max-offsets-per-trigger",
-        "150",
+        "400",
         # every micro-batch written by two tasks (one per core), each its own buckets
         "--parallel-write-min-rows",
         "0",
