@@ -65,6 +65,9 @@ class BinlogSubPartition(BinlogPartition):
     before it. The batch's offsets stay its whole range."""
 
     rows_after: Position | None = None
+    # Its binlog dump's replica id after the job's server-id (MariaDB drops the older of two dumps of one
+    # id): 0 for the first sub-range, then the ids snapshot chunks use (never read at the same time).
+    server_id_offset: int = 0
 
 
 def read_binlog(spec: MySqlSourceSpec, part: BinlogPartition) -> Iterator[pa.RecordBatch]:
@@ -135,9 +138,10 @@ class BinlogReader:
         namer = RowColumns(self.definitions, self.captured, self.forget if self.full else None)
         # a sub-range of a split batch skips the rows before its own (``BinlogSubPartition``)
         sub = {"rows_after": self.part.rows_after} if isinstance(self.part, BinlogSubPartition) else {}
-        changes = binlog_rows(
-            self.spec, self.part.start, self.part.end, self.spec.server_id, None, self.on_ddl, namer, **sub
+        server_id = self.spec.server_id + (
+            self.part.server_id_offset if isinstance(self.part, BinlogSubPartition) else 0
         )
+        changes = binlog_rows(self.spec, self.part.start, self.part.end, server_id, None, self.on_ddl, namer, **sub)
         tolerant = self.spec.parse.dead_letter_table is not None
         skips = {(file, pos) for file, _, pos in self.spec.parse.skip_offsets}
         if tolerant:

@@ -446,14 +446,22 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         events = retrying(self.spec.connection, lambda c: range_events(c, first[0], first[1], last[1]))
         if events is None:
             return whole
-        subs = split_range(events, first[1], last[1], self.binlog_tasks)
+        # each task's dump has its own replica id: at most one per id of the job's server-id range
+        subs = split_range(events, first[1], last[1], min(self.binlog_tasks, self.spec.server_id_range + 1))
         if len(subs) < 2:
             return whole
         log.info("binlog micro-batch split", start=list(first), end=list(last), tasks=len(subs))
         file = first[0]
         return [
-            BinlogSubPartition((file, at), (file, end), snapshot, definitions, None if after is None else (file, after))
-            for at, after, end in subs
+            BinlogSubPartition(
+                (file, at),
+                (file, end),
+                snapshot,
+                definitions,
+                None if after is None else (file, after),
+                i,  # its replica id after the job's (``server_id_offset``)
+            )
+            for i, (at, after, end) in enumerate(subs)
         ]
 
     def _positions(self, start: dict[str, Any], end: dict[str, Any]) -> tuple[Position, Position]:
