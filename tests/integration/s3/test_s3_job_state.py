@@ -254,3 +254,10 @@ def test_a_checkpoint_on_another_scheme_is_refused_before_anything_is_written(lo
         commit_user(location)
     with pytest.raises(UnsupportedStore, match=f"cannot reach {scheme}://"):
         job_status(location, None, {})
+
+
+def test_an_s3a_checkpoint_is_the_same_bucket_and_keys(s3: S3Server) -> None:
+    mark = {"chunk": 0, "database": "d", "table": "t", "target": "ods.t", "hw": ["b.1", 4]}
+    SnapshotRegistry(f"s3a://{BUCKET}/spelled/job").record(0, [json.dumps(mark)], lambda _t: False)
+    assert SnapshotRegistry(f"s3://{BUCKET}/spelled/job").high_watermarks() == [("b.1", 4)]
+    assert s3.keys(BUCKET, "spelled/") == ["spelled/job/lakecdc-mysql-snapshot.json"]
