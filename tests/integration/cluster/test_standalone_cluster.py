@@ -41,7 +41,7 @@ def test_database_sync_on_a_standalone_cluster_writes_on_executors(
             "--kafka-conf",
             "value.format=canal-json",
             "--max-offsets-per-trigger",
-            "400",
+            "1000",
             "--available-now",
             *("--spark-conf", f"spark.master={cluster.master_url}"),
             *("--spark-conf", "spark.driver.host=127.0.0.1"),
