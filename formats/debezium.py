@@ -93,7 +93,8 @@ def parse(value: bytes | None, key: bytes | None, ctx: MessageContext) -> list[C
 
     op_name = payload.get("op")
     if op_name is None and isinstance(payload.get("ddl"), str):
-        return [SchemaChangeEvent(payload.get("databaseName") or database, table, payload["ddl"], op_ts)]
+        schema_database = optional(FORMAT, payload, "databaseName", str, pos)
+        return [SchemaChangeEvent(schema_database or database, table, payload["ddl"], op_ts)]
     op = envelope_op(FORMAT, op_name, database, table, pos)
 
     after = _image(payload, "after", op is not Op.DELETE, op_name, pos)

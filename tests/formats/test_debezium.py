@@ -174,3 +174,13 @@ def test_exact_parse_path_refuses_a_lone_surrogate_as_the_other_json_paths_do(dd
     assert raised.value.position == CTX.position
     (event,) = parse(head + b'\\ud83d\\ude00ALTER TABLE t ADD c INT", "tableChanges": []}', None, CTX)
     assert isinstance(event, SchemaChangeEvent) and event.ddl.startswith("\U0001f600ALTER")  # a pair is a character
+
+
+@pytest.mark.parametrize("name", [[None], 7, {"db": "d"}], ids=["list", "number", "object"])
+def test_a_schema_change_whose_database_name_is_not_text_names_the_message(name: object) -> None:
+    # Found by tests/formats/test_fuzz.py: the name reached the router, which failed with
+    # "unhashable type: 'list'" instead of naming the message.
+    value = {"source": {"db": "d", "table": "t"}, "databaseName": name, "ddl": "ALTER TABLE t ADD c INT"}
+    with pytest.raises(MalformedMessage, match="field 'databaseName' must be a str") as raised:
+        parse(json.dumps(value).encode(), None, CTX)
+    assert raised.value.position == CTX.position
