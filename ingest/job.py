@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -24,7 +26,7 @@ from ingest.paimon.source import PaimonDataSource
 from ingest.pipeline.dead_letters import parse_binlog_skips, parse_skip_offsets
 from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
-from ingest.source import Source, SourceKind, SourceSettings
+from ingest.source import STOP_FILE_OPTION, Source, SourceKind, SourceSettings
 from ingest.spark_conf import session_conf, submitted_conf
 from ingest.streaming.checkpoint import SKIPS_FILE, SPARK_DIR, CheckpointGuard, SparkProgress, record_skips
 from ingest.streaming.dead_letter_table import DeadLetterTable
@@ -299,6 +301,10 @@ def _run(
     reader = spark.readStream.format(source.data_source.name())
     for key, value in source.options(parse_spec(settings, source.value_format), parallelism).items():
         reader = reader.option(key, value)
+    # Touched on SIGTERM/SIGINT: the source then offers no new batch (the planner runs on this host)
+    stop_dir = tempfile.mkdtemp(prefix="lakecdc-stop-")
+    stop_path = os.path.join(stop_dir, "stop")
+    reader = reader.option(STOP_FILE_OPTION, stop_path)
     if settings.max_offsets_per_trigger:
         reader = reader.option("lakecdc.maxRows", str(settings.max_offsets_per_trigger))
     writer = (
@@ -319,7 +325,7 @@ def _run(
     )
     started = time.monotonic()
     # SIGTERM / SIGINT: stop after the batch in flight commits (ingest.streaming.stopping)
-    stopping = GracefulStop(processor.gate, timeout)
+    stopping = GracefulStop(processor.gate, timeout, stop_path)
     stopping.install()
     try:
         query = writer.start()
@@ -329,6 +335,7 @@ def _run(
         raise job_failure(processor.failure, exc) from None
     finally:
         stopping.restore()
+        shutil.rmtree(stop_dir, ignore_errors=True)
         elapsed = time.monotonic() - started
     return JobResult(processor.stats, elapsed, stopped=stopping.requested.is_set())
 

@@ -8,6 +8,7 @@ read tasks import (warmed at start-up), what it checks at start-up, and its plan
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
@@ -50,6 +51,23 @@ _SOURCE = {
 # The driver's hook for the notes a batch's read tasks leave (chunk rows' ``mark`` column): called
 # with the batch id, the notes and "is this target table's commit of the batch already in Paimon".
 MarksHook = Callable[[int, list[str], Callable[[str], bool]], None]
+
+
+# The reader option naming the file whose existence means "the job is stopping" (ingest.streaming.stopping):
+# the sources' latestOffset then offers no new data, so a job behind its source stops after the batch in
+# flight instead of running its backlog out. Spark hands options over with lower-cased keys.
+STOP_FILE_OPTION = "lakecdc.stopFile"
+
+
+def stop_file(options: Mapping[str, str]) -> str | None:
+    """The stop file the job named in the reader's options (None: none, e.g. a source used on its own)."""
+    return options.get(STOP_FILE_OPTION.lower()) or options.get(STOP_FILE_OPTION) or None
+
+
+def stopping(path: str | None) -> bool:
+    """Whether the job's stop was requested: then no new micro-batch is offered (its start offset is
+    returned as the latest), and the query stops between batches."""
+    return path is not None and os.path.exists(path)
 
 
 class SourceSettings(Protocol):

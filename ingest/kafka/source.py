@@ -53,6 +53,7 @@ from ingest.kafka.schema_registry import parser_for
 from ingest.kafka.spec import KafkaSourceSpec, kafka_properties, registry_settings
 from ingest.kafka.startup import StartupMode, parse_specific_offsets
 from ingest.pipeline.partition_stream import assemble
+from ingest.source import stop_file, stopping
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from sinks.write.chunk_format import CHUNK_DDL
 
@@ -96,10 +97,14 @@ class KafkaCdcDataSource(DataSource):
         # Spark hands options over with lower-cased keys.
         max_rows = int(options.get("lakecdc.maxrows", options.get("lakecdc.maxRows", 0)) or 0)
         spec = self._spec()
-        return KafkaStreamReader(spec, kafka_properties(options), max_rows, registry_settings(spec, options))
+        reader = KafkaStreamReader(spec, kafka_properties(options), max_rows, registry_settings(spec, options))
+        reader.stop_file = stop_file(options)
+        return reader
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    stop_file: str | None = None  # the job's stop file (ingest.source.stopping)
+
     def __init__(
         self,
         spec: KafkaSourceSpec,
@@ -306,6 +311,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         log.info("available-now target", offsets=self._target)
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        if stopping(self.stop_file):
+            return start  # the job is stopping: no new batch after the one in flight
         positions, ids = split_ids(start)
         state = self._target_state
         if self._target is not None:

@@ -79,6 +79,7 @@ from ingest.mysql.snapshot_batches import batch_end, chunk_rows, table_row_estim
 from ingest.mysql.spec import BinlogPartition, Chunk, ChunkPartition, MySqlSourceSpec, Position, binlog_offset
 from ingest.mysql.startup import SNAPSHOT_MODES, StartupMode
 from ingest.pipeline.gc_pause import GcPaused
+from ingest.source import stop_file, stopping
 from ingest.workers.memory import keep_pandas_out, release_unused_memory
 from schema_evolution.mysql_tables import TableDef
 from sinks.crash_points import crash_point
@@ -103,10 +104,14 @@ class MySqlCdcDataSource(DataSource):
         spec = MySqlSourceSpec.from_json(self.options["lakecdc.spec"], self.options.get("mysql.password", ""))
         max_rows = int(self.options.get("lakecdc.maxrows", "0") or 0)
         binlog_tasks = int(self.options.get(BINLOG_TASKS_OPTION, "1") or 1)
-        return MySqlStreamReader(spec, max_rows, binlog_tasks)
+        reader = MySqlStreamReader(spec, max_rows, binlog_tasks)
+        reader.stop_file = stop_file(self.options)
+        return reader
 
 
 class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    stop_file: str | None = None  # the job's stop file (ingest.source.stopping)
+
     def __init__(self, spec: MySqlSourceSpec, max_rows: int, binlog_tasks: int = 1) -> None:
         self.spec = spec
         self.max_rows = max_rows
@@ -302,6 +307,8 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest = {"binlog": list(position), "read_at_ms": int(time.time() * 1000)}
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        if stopping(self.stop_file):
+            return start  # the job is stopping: no new batch after the one in flight
         now = self._server = retrying(self.spec.connection, server_identity)
         spec = self.spec
         binlog_phase = spec.startup_mode != StartupMode.SNAPSHOT and start["done"] >= len(start["chunks"])

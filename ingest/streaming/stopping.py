@@ -6,7 +6,9 @@ identifier its commit user already committed, but the batch's files written befo
 orphans). So the signal handler only asks; a thread then waits for a moment between batches — the
 processor idle (``BatchGate``: no batch is being written or committed, and none may start) and the
 query between triggers (Spark has written the batch's ``commits/`` entry) — and stops the query
-there: nothing to replay, nothing orphaned.
+there: nothing to replay, nothing orphaned. A job behind its source runs its batches back to back, with
+no such moment between them; so the signal also creates the job's stop file, and from then on the
+sources' ``latestOffset`` offers no new data: the batch in flight is the last one.
 
 The wait is bounded by ``LAKECDC_STOP_TIMEOUT`` (a duration, default 60 s). Past it the query is
 stopped anyway and the job returns without waiting for the batch in flight: that batch is replayed on
@@ -101,9 +103,12 @@ class GracefulStop:
     created, cancels every job at once); ``watch`` the query once it is started; ``restore`` at the
     end. The main thread waits with ``wait``, which also returns when a stop overran its bound."""
 
-    def __init__(self, gate: BatchGate, timeout: float) -> None:
+    def __init__(self, gate: BatchGate, timeout: float, stop_file: str | None = None) -> None:
         self.gate = gate
         self.timeout = timeout
+        # Created on the first signal: the sources then offer no new batch (ingest.source.stopping), so a
+        # job behind its source reaches a moment between batches instead of running its backlog out.
+        self.stop_file = stop_file
         self.requested = threading.Event()
         self.abandoned = False  # stopped past the bound, with a batch in flight
         self._urgent = threading.Event()
@@ -139,6 +144,9 @@ class GracefulStop:
             timeout_s=self.timeout,
         )
         self.requested.set()
+        if self.stop_file is not None:
+            with open(self.stop_file, "w"):
+                pass
         self._thread = threading.Thread(target=self._stop, name="lakecdc-stop", daemon=True)
         self._thread.start()
 
@@ -160,6 +168,10 @@ class GracefulStop:
                     return
             time.sleep(_POLL_SECONDS)
         if query is None:
+            return
+        if not query.isActive and not self._urgent.is_set():
+            # Ended on its own: an --available-now run whose source offered no more data once stopping
+            log.info("stopped: the query ended after its last micro-batch", last_batch=self.gate.last_batch)
             return
         self.gate.close()
         self.abandoned = True

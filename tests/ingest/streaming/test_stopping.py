@@ -8,10 +8,13 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ingest.source import STOP_FILE_OPTION, stop_file
+from ingest.source import stopping as source_stopping
 from ingest.streaming.stopping import BatchGate, GracefulStop, JobStopping, stop_timeout
 
 
@@ -144,3 +147,22 @@ def test_stop_timeout_default_and_refusal(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("LAKECDC_STOP_TIMEOUT", "soon")
     with pytest.raises(ValueError, match="LAKECDC_STOP_TIMEOUT: cannot read interval 'soon'"):
         stop_timeout()
+
+
+def test_the_signal_creates_the_stop_file_the_sources_read(tmp_path: Path) -> None:
+    # The sources' latestOffset offers no new batch once it exists (the lagging case of
+    # tests/integration/kafka/test_graceful_stop.py shows the effect on a real job).
+    path = str(tmp_path / "stop")
+    options = {STOP_FILE_OPTION.lower(): path}  # as Spark hands options over
+    stop = GracefulStop(BatchGate(), timeout=30, stop_file=stop_file(options))
+    stop.install()
+    try:
+        query = FakeQuery()
+        stop.watch(query)
+        assert not source_stopping(stop_file(options))
+        os.kill(os.getpid(), signal.SIGTERM)
+        stop.wait(query)
+    finally:
+        stop.restore()
+    assert source_stopping(stop_file(options)) and query.stopped.is_set()
+    assert stop_file({}) is None and not source_stopping(None)

@@ -27,7 +27,9 @@ STOP_BOUND_S = 120
 TABLES = ("orders", "customers")
 
 
-def _argv(warehouse: str, kafka: LocalKafka, topic: str, *extra: str) -> list[str]:
+def _argv(
+    warehouse: str, kafka: LocalKafka, topic: str, *extra: str, per_trigger: int = 500, interval: str = "1s"
+) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -36,7 +38,7 @@ def _argv(warehouse: str, kafka: LocalKafka, topic: str, *extra: str) -> list[st
         *("--warehouse", warehouse, "--database", "ods"),
         *("--kafka-conf", f"properties.bootstrap.servers={kafka.bootstrap}"),
         *("--kafka-conf", f"topic={topic}", "--kafka-conf", "value.format=canal-json"),
-        *("--max-offsets-per-trigger", "500", "--trigger-interval", "1s"),
+        *("--max-offsets-per-trigger", str(per_trigger), "--trigger-interval", interval),
         # Local mode that retries a failed task (a Python worker too slow to connect back on a loaded machine)
         *("--spark-conf", "spark.master=local[2,4]"),
         *extra,
@@ -81,16 +83,23 @@ def _identifiers(warehouse: str, table: str) -> list[int]:
     )
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+# SIGTERM on a job keeping up with a steady stream; SIGINT on a job far behind its source (a backlog
+# of ~28 batches read back to back, with no moment between triggers): it must stop after the batch
+# in flight, not run its backlog out (ingest.source.stopping).
+@pytest.mark.parametrize(
+    ("signum", "lagging"), [(signal.SIGTERM, False), (signal.SIGINT, True)], ids=["SIGTERM", "SIGINT-lagging"]
+)
 def test_a_stop_signal_ends_the_job_after_its_batch_commits(
-    kafka: LocalKafka, tmp_path: Path, topic_name: str, signum: signal.Signals
+    kafka: LocalKafka, tmp_path: Path, topic_name: str, signum: signal.Signals, lagging: bool
 ) -> None:
     warehouse = str(tmp_path / "warehouse")
     kafka.create_topic(topic_name, 2)
     stream = generate(keys=200, updates=6, seed=5)
     messages, route = stream.messages, partition_by_key(2)
-    # A steady stream: the first part at once, the rest in small steps while the job runs.
-    head = len(messages) // 4
+    per_trigger = 100 if lagging else 500
+    # A steady stream: the first part at once, the rest in small steps while the job runs; or, lagging,
+    # everything before the job starts.
+    head = len(messages) if lagging else len(messages) // 4
     kafka.produce(topic_name, messages[:head], route)
     done_producing = threading.Event()
 
@@ -105,7 +114,9 @@ def test_a_stop_signal_ends_the_job_after_its_batch_commits(
     producer.start()
     for attempt in range(3):
         log_path = tmp_path / f"job-{attempt}.log"
-        code, stopped_in = _run_and_signal(_argv(warehouse, kafka, topic_name), env, log_path, warehouse, signum)
+        # lagging: batches back to back (no trigger interval to wait for between them)
+        argv = _argv(warehouse, kafka, topic_name, per_trigger=per_trigger, interval="0 s" if lagging else "1s")
+        code, stopped_in = _run_and_signal(argv, env, log_path, warehouse, signum)
         if code is not None:
             break
         # A Python worker too slow to connect back on a loaded machine (tests/chaos/harness.py): start again.
@@ -121,6 +132,8 @@ def test_a_stop_signal_ends_the_job_after_its_batch_commits(
     # Nothing to replay: the last planned batch is the last committed one, and it is the last
     # identifier Paimon committed (each table's last commit is at most it).
     assert offsets[-1] == commits[-1]
+    if lagging:  # stopped with most of the backlog unread: fewer batches than the backlog needs
+        assert len(commits) < len(messages) // per_trigger // 2, (commits, text[-3000:])
     last = {t: _identifiers(warehouse, t)[-1] for t in TABLES if _identifiers(warehouse, t)}
     assert max(last.values()) == commits[-1], (last, commits[-1])
     # No file that no snapshot names (a cut-off in the future: every unreferenced file counts).
@@ -133,7 +146,7 @@ def test_a_stop_signal_ends_the_job_after_its_batch_commits(
     # Restarted on the same checkpoint once the source is complete: exact tables, exact changelog.
     assert done_producing.wait(120)
     again = subprocess.run(
-        [*_argv(warehouse, kafka, topic_name), "--available-now"],
+        [*_argv(warehouse, kafka, topic_name, per_trigger=500), "--available-now"],
         cwd=ROOT,
         env=env,
         capture_output=True,
