@@ -85,6 +85,7 @@ class BatchPlan:
     collected: float  # monotonic time when the metadata was read
     dead_letters: int = 0  # rows for the dead-letter table
     rows: dict[str, int] = field(default_factory=dict)  # rows per table in this batch
+    replayed: set[str] = field(default_factory=set)  # tables whose commit of this batch was already in Paimon
 
 
 def write_groups(tables: list[str], rows: dict[str, int], tasks: int) -> list[list[str]]:
@@ -332,6 +333,7 @@ class MicroBatchProcessor:
                 self.stats.commits += 1
             else:
                 self.stats.skipped_commits += 1
+                plan.replayed.add(table)
                 if self.guard is not None:
                     self.guard.skipped(table, plan.batch_id)
         return tables
@@ -346,7 +348,8 @@ class MicroBatchProcessor:
         ]
         rows = sum(r["rows"] for r in synced)
         events = sum(r["events"] for r in synced)
-        self.stats.dead_letters += plan.dead_letters
+        if dead_letter_table not in plan.replayed:  # a replay's letters were counted by the run that committed them
+            self.stats.dead_letters += plan.dead_letters
         self.stats.batches += 1
         self.stats.rows += rows
         self.stats.events += events
