@@ -104,16 +104,15 @@ class MySqlCdcDataSource(DataSource):
         spec = MySqlSourceSpec.from_json(self.options["lakecdc.spec"], self.options.get("mysql.password", ""))
         max_rows = int(self.options.get("lakecdc.maxrows", "0") or 0)
         binlog_tasks = int(self.options.get(BINLOG_TASKS_OPTION, "1") or 1)
-        reader = MySqlStreamReader(spec, max_rows, binlog_tasks)
-        reader.stop_file = stop_file(self.options)
-        return reader
+        return MySqlStreamReader(spec, max_rows, binlog_tasks, stop_file(self.options))
 
 
 class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    stop_file: str | None = None  # the job's stop file (ingest.source.stopping)
-
-    def __init__(self, spec: MySqlSourceSpec, max_rows: int, binlog_tasks: int = 1) -> None:
+    def __init__(
+        self, spec: MySqlSourceSpec, max_rows: int, binlog_tasks: int = 1, stop_file: str | None = None
+    ) -> None:
         self.spec = spec
+        self.stop_file = stop_file  # the job's stop file (ingest.source.stopping)
         self.max_rows = max_rows
         self.binlog_tasks = binlog_tasks  # read tasks a binlog micro-batch's range is split over
         self._available_now: dict[str, Any] | None = None
