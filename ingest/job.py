@@ -38,8 +38,17 @@ from ingest.workers.warmup import start_warming
 from schema_evolution.errors import LakeCdcError, TransientError
 from schema_evolution.payloads import enable_previews
 from schema_evolution.type_mapping import parse_type_mapping
-from sinks.filesystem import UnsupportedStore
-from sinks.state_files import check_state_location, create_once, lease_directory, set_store_options, state_path
+from sinks.filesystem import UnsupportedStore, scheme
+from sinks.hadoop_files import Hadoop
+from sinks.state_files import (
+    check_hadoop_serves,
+    check_state_location,
+    create_once,
+    lease_directory,
+    set_store_options,
+    state_path,
+    use_hadoop,
+)
 from sinks.table.catalog import Catalog
 from sinks.table.locations import resolve_location
 from sinks.table.prepare import TablePolicy, TablePreparer
@@ -140,7 +149,28 @@ def source_for(settings: SyncSettings, checkpoint: str) -> Source:
     return SOURCES[settings.action.source](settings, checkpoint)
 
 
-def spark_session(settings: SyncSettings, source: Source) -> Any:
+def spark_session(settings: SyncSettings, source: Source, spark: Any = None) -> Any:
+    """The job's session (``spark``, when it was started before, for a checkpoint URI), with the
+    source's data sources registered."""
+    spark = spark if spark is not None else start_spark(settings)
+    spark.dataSource.register(source.data_source)
+    spark.dataSource.register(PaimonDataSource)
+    return spark
+
+
+def hadoop_session(settings: SyncSettings, checkpoint: str) -> Any:
+    """For a checkpoint URI (``hdfs://``, ``s3a://``, ``viewfs://``...): Spark, started before anything is
+    read there, its Hadoop asked whether it serves the location (Spark's own checkpoint goes through it), and
+    handed to the job state layer (the schemes pyarrow does not serve). None for a local checkpoint."""
+    if scheme(checkpoint) in (None, "file"):
+        return None
+    spark = start_spark(settings)
+    use_hadoop(Hadoop.of_session(spark))
+    check_hadoop_serves(checkpoint)
+    return spark
+
+
+def start_spark(settings: SyncSettings) -> Any:
     # Python workers must run the interpreter that runs lakecdc (it has the dependencies).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -153,8 +183,6 @@ def spark_session(settings: SyncSettings, source: Source) -> Any:
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("LAKECDC_SPARK_LOG_LEVEL", "WARN"))
-    spark.dataSource.register(source.data_source)
-    spark.dataSource.register(PaimonDataSource)
     return spark
 
 
@@ -236,8 +264,10 @@ def run(settings: SyncSettings) -> JobResult:
     enable_previews(settings.log_payloads)  # the driver's error texts and DDL logs (--log-payloads)
     checkpoint = settings.checkpoint or default_checkpoint(settings)
     try:
+        spark = hadoop_session(settings, checkpoint)  # a checkpoint URI: Spark's Hadoop serves it
         check_state_location(checkpoint)  # before anything is read or written there
     except UnsupportedStore as exc:
+        use_hadoop(None)
         raise JobFailed(str(exc)) from None
     set_store_options(settings.catalog_conf)  # an object-store checkpoint's s3.* options
     ttl, force = lease_settings()
@@ -255,15 +285,16 @@ def run(settings: SyncSettings) -> JobResult:
         except LakeCdcError as exc:
             raise JobFailed(f"{type(exc).__name__}: {exc}", exc.terminal) from None
         try:
-            return _run(settings, checkpoint, user, guard, progress)
+            return _run(settings, checkpoint, user, guard, progress, spark)
         finally:
             progress.close()
     finally:
         fence.close()
+        use_hadoop(None)
 
 
 def _run(
-    settings: SyncSettings, checkpoint: str, user: str, guard: CheckpointGuard, progress: JobProgress
+    settings: SyncSettings, checkpoint: str, user: str, guard: CheckpointGuard, progress: JobProgress, spark: Any
 ) -> JobResult:
     try:
         timeout = stop_timeout()
@@ -275,7 +306,7 @@ def _run(
     except LakeCdcError as exc:
         raise JobFailed(f"{type(exc).__name__}: {exc}", exc.terminal) from None
     preparer = table_preparer(settings, source, checkpoint, user)
-    spark = spark_session(settings, source)
+    spark = spark_session(settings, source, spark)
     configure_session(spark)
     parallelism = spark.sparkContext.defaultParallelism
     start_warming(spark, (*source.worker_modules, *WORKER_MODULES))

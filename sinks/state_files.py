@@ -12,7 +12,10 @@ with its PUT, so every write is atomic there without a temporary file; ``create_
 The store's options are the job's catalog options (``set_store_options``, once at start-up: one endpoint
 and one set of keys for the warehouse and the checkpoint), and what they lack from the AWS_* environment
 (``sinks.filesystem.with_environment``). Any other scheme (``hdfs://``, ``gs://``, ``abfs://``...) is refused
-by ``check_state_location`` before anything is read or written.
+by ``check_state_location`` before anything is read or written, unless the job has handed over Spark's
+Hadoop (``use_hadoop``): then every other scheme Hadoop serves is a ``sinks.hadoop_files.HadoopFile``
+(``hdfs://``, ``viewfs://``, ``gs://`` with its connector...), written through Hadoop's FileSystem in the
+driver's JVM.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sinks.filesystem import StoreLocation, UnsupportedStore, open_filesystem, scheme, with_environment
+from sinks.hadoop_files import Hadoop, HadoopFile
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -35,6 +39,29 @@ STATE_STORE_SCHEMES = ("s3", "s3a")  # served through pyarrow's S3FileSystem
 SUPPORTED = "local paths, file: URIs, s3:// and s3a:// (S3-compatible object storage)"
 
 _options: dict[str, str] = {}
+_hadoop: list[tuple[Hadoop, bool]] = []  # the driver's Hadoop (at most one), and whether file: URIs use it
+
+
+def use_hadoop(hadoop: Hadoop | None, file_uris: bool = False) -> None:
+    """Serve every scheme that neither the local disk nor pyarrow's S3 serves through ``hadoop`` (None: stop);
+    ``file_uris`` sends ``file:`` URIs through it too (plain paths stay local), to test this layer."""
+    _hadoop.clear()
+    if hadoop is not None:
+        _hadoop.append((hadoop, file_uris))
+
+
+def hadoop_in_use() -> bool:
+    return bool(_hadoop)
+
+
+def needs_hadoop(location: str) -> bool:
+    """Whether job state at ``location`` is kept through Hadoop's FileSystem (a scheme only the JVM serves)."""
+    found = scheme(location)
+    if found in STATE_STORE_SCHEMES:
+        return False
+    if found == "file":
+        return bool(_hadoop) and _hadoop[0][1]
+    return found is not None
 
 
 def set_store_options(options: Mapping[str, str]) -> None:
@@ -52,19 +79,36 @@ def check_state_location(location: str, what: str = "checkpoint") -> None:
     """At start-up: ``UnsupportedStore`` for a location this layer cannot keep job state in, naming the
     scheme and what is supported; and boto3 for an object store (``create_once``, the leases)."""
     found = scheme(location)
+    if needs_hadoop(location):
+        if not _hadoop:
+            raise UnsupportedStore(
+                f"{what} {location}: lakecdc keeps its job state beside the checkpoint and cannot reach "
+                f"{found}:// locations without Spark's Hadoop (the job's session); supported are {SUPPORTED}, "
+                "and through Spark's Hadoop any scheme it serves"
+            )
+        check_hadoop_serves(location, what)
+        return
     if found in (None, "file"):
         return
-    if found not in STATE_STORE_SCHEMES:
-        raise UnsupportedStore(
-            f"{what} {location}: lakecdc keeps its job state beside the checkpoint and cannot reach "
-            f"{found}:// locations; supported are {SUPPORTED}"
-        )
     import importlib.util
 
     if importlib.util.find_spec("boto3") is None:
         raise UnsupportedStore(
             f"{what} {location}: job state on object storage needs boto3 for S3's conditional writes "
             "(If-None-Match): pip install 'lakecdc[s3]' (or boto3)"
+        )
+
+
+def check_hadoop_serves(location: str, what: str = "checkpoint") -> None:
+    """``UnsupportedStore`` unless the Hadoop handed over by ``use_hadoop`` serves ``location`` (Spark's own
+    checkpoint there, and job state for the schemes pyarrow does not serve), naming the scheme and the cure."""
+    found = scheme(location)
+    problem = _hadoop[0][0].check(location) if _hadoop else "no Spark session"
+    if problem is not None:
+        raise UnsupportedStore(
+            f"{what} {location}: Spark's Hadoop cannot serve {found}:// ({problem}); put the filesystem's "
+            f"connector jar on Spark's classpath (--spark-conf spark.jars=... or spark.jars.packages=...) and "
+            f"its settings in --spark-conf spark.hadoop.fs.{found}.*=... (or core-site.xml), or use {SUPPORTED}"
         )
 
 
@@ -199,23 +243,32 @@ class StoreFile:
         return True
 
 
-StatePath = Path | StoreFile
+StatePath = Path | StoreFile | HadoopFile
 
 
 def state_path(location: str | StatePath) -> StatePath:
     """``location`` (a checkpoint, or a file beside it) as a local ``Path`` or a ``StoreFile``."""
-    if isinstance(location, (Path, StoreFile)):
+    if isinstance(location, (Path, StoreFile, HadoopFile)):
         return location
     if is_store(location):
         return StoreFile.of(location, with_environment("s3://" + location.split("://", 1)[1], _options))
+    if needs_hadoop(location) and _hadoop:
+        return HadoopFile.of(location, _hadoop[0][0])
     check_state_location(location)
     return local_path(location)
 
 
-def lease_directory(location: str) -> Path | StoreLocation:
-    """Where the checkpoint's lease is kept (``sinks.write.lease`` takes a ``Path`` or a ``StoreLocation``)."""
+def lease_directory(location: str) -> Path | StoreLocation | HadoopFile:
+    """Where the checkpoint's lease is kept (``sinks.write.lease`` takes a ``Path``, a ``StoreLocation`` or a
+    ``HadoopFile``): a Hadoop location that resolves to this machine's files is that local directory, so the
+    lease is held under ``flock`` as on a local checkpoint."""
     path = state_path(location)
-    return path.location if isinstance(path, StoreFile) else path
+    if isinstance(path, StoreFile):
+        return path.location
+    if isinstance(path, HadoopFile):
+        path.mkdir(parents=True, exist_ok=True)
+        return path.hadoop.local_path(path.uri) or path
+    return path
 
 
 def matching(directory: StatePath, pattern: str) -> list[StatePath]:
@@ -226,8 +279,9 @@ def matching(directory: StatePath, pattern: str) -> list[StatePath]:
 
 def write_atomically(path: StatePath, text: str) -> None:
     """Replace ``path`` with ``text`` so a reader (or a crash) never sees half a file: a local file through
-    a temporary file beside it and ``os.replace``, an object with one PUT."""
-    if isinstance(path, StoreFile):
+    a temporary file beside it and ``os.replace``, an object with one PUT, a Hadoop file through a temporary
+    file and a rename."""
+    if isinstance(path, (StoreFile, HadoopFile)):
         path.write_text(text)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -239,6 +293,11 @@ def write_atomically(path: StatePath, text: str) -> None:
 def create_once(path: StatePath, text: str) -> bool:
     """Create ``path`` holding ``text`` unless it exists; two racing creators: one wins, both then read
     the winner's complete file. Whether this call created it."""
+    if isinstance(path, HadoopFile):  # Hadoop's local disk checks, then creates: link as below instead
+        local = path.local_path()
+        if local is None:
+            return path.create_exclusive(text)
+        path = local
     if isinstance(path, StoreFile):
         return path.create_exclusive(text)
     if path.exists():

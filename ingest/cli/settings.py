@@ -22,7 +22,7 @@ from ingest.source import Action, SourceKind
 from schema_evolution.computed_specs import parse_computed_columns
 from schema_evolution.type_mapping import parse_type_mapping
 from sinks.filesystem import check_lease_support, is_object_store, with_environment
-from sinks.table.locations import resolve_location, resolve_warehouse
+from sinks.table.locations import resolve_checkpoint, resolve_warehouse
 from sinks.table.options import validate_table_options
 
 
@@ -120,7 +120,8 @@ class SyncSettings(BaseSettings):
         # Absolute from here on: pypaimon-rust and Spark's executors take no relative path.
         if v is None:
             return None
-        resolve = resolve_warehouse if info.field_name == "warehouse" else resolve_location  # s3:// warehouses
+        # s3:// warehouses; checkpoint URIs of schemes Spark's Hadoop serves (checked when Spark starts)
+        resolve = resolve_warehouse if info.field_name == "warehouse" else resolve_checkpoint
         return resolve(v, f"--{info.field_name}")
 
     @field_validator("including_tables", "excluding_tables", "including_dbs", "excluding_dbs")

@@ -11,6 +11,10 @@ running or not; nothing is written).
   one the default checkpoint lies in (``<warehouse>/_lakecdc/checkpoints/<job>``); an ``s3://``
   warehouse takes the ``s3.*`` options ``--catalog-conf`` lacks from the AWS_* environment, as the
   job does (``sinks.filesystem.with_environment``).
+
+A checkpoint on a scheme only Spark's Hadoop serves (``hdfs://``, ``viewfs://``, ``gs://``...) is read through a
+minimal local SparkSession started for the purpose (one core, no UI, stopped at the end): its Hadoop settings
+come from ``spark-defaults.conf`` (``spark.hadoop.*``) and ``HADOOP_CONF_DIR``, as a spark-submit'ed job's do.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import sys
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from ingest import logs
@@ -28,7 +33,16 @@ from ingest.cli.secrets import resolve_conf
 from ingest.job import COMMIT_USER_FILE
 from ingest.streaming.checkpoint import SPARK_DIR, SparkProgress, committed_tables
 from ingest.streaming.progress import kafka_lag, snapshot_chunks
-from sinks.state_files import StatePath, StoreFile, check_state_location, set_store_options, state_path
+from sinks.hadoop_files import Hadoop
+from sinks.state_files import (
+    StatePath,
+    check_state_location,
+    hadoop_in_use,
+    needs_hadoop,
+    set_store_options,
+    state_path,
+    use_hadoop,
+)
 
 
 @dataclass
@@ -67,13 +81,45 @@ def read_offsets(spark_checkpoint: StatePath, batch: int) -> tuple[dict[str, Any
 
 def default_warehouse(checkpoint: StatePath) -> str | None:
     """The warehouse a default checkpoint lies in (``<warehouse>/_lakecdc/checkpoints/<job>``)."""
-    parent = checkpoint.parent if isinstance(checkpoint, StoreFile) else checkpoint.resolve().parent
+    parent = checkpoint.resolve().parent if isinstance(checkpoint, Path) else checkpoint.parent
     if parent.name == "checkpoints" and parent.parent.name == "_lakecdc":
         return str(parent.parent.parent)
     return None
 
 
+def local_spark() -> Any:
+    """A minimal local SparkSession for its Hadoop (no UI, one core, on loopback)."""
+    import os
+
+    from pyspark.sql import SparkSession
+
+    from ingest.spark_conf import session_conf
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    conf = session_conf({"spark.ui.enabled": "false", "spark.master": "local[1]"})
+    builder = SparkSession.builder.appName("lakecdc status")
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("LAKECDC_SPARK_LOG_LEVEL", "ERROR"))
+    return spark
+
+
 def job_status(checkpoint: str, warehouse: str | None, catalog_conf: dict[str, str]) -> JobStatus:
+    """Where the job stands; a checkpoint only Spark's Hadoop serves is read through a local SparkSession
+    started here (and stopped), unless one was handed over already (``use_hadoop``)."""
+    if not needs_hadoop(checkpoint) or hadoop_in_use():
+        return _job_status(checkpoint, warehouse, catalog_conf)
+    spark = local_spark()
+    use_hadoop(Hadoop.of_session(spark))
+    try:
+        return _job_status(checkpoint, warehouse, catalog_conf)
+    finally:
+        use_hadoop(None)
+        spark.stop()
+
+
+def _job_status(checkpoint: str, warehouse: str | None, catalog_conf: dict[str, str]) -> JobStatus:
     check_state_location(checkpoint)  # UnsupportedStore (a ValueError) for a scheme it cannot read
     if catalog_conf:
         set_store_options(catalog_conf)  # an object-store checkpoint's s3.* options (AWS_* fills the rest)

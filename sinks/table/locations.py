@@ -1,11 +1,15 @@
 """Where a user's warehouse and checkpoint are: a relative or absolute local path, or a ``file:`` URI;
 the warehouse may also be an ``s3://bucket/path`` URI (S3-compatible object storage, ``sinks.filesystem``).
 
+The checkpoint may also be a URI of any other scheme (``hdfs://nn/ck``, ``s3a://b/ck``, ``viewfs://c/ck``):
+it is kept as given, and the job asks Spark's Hadoop at start-up whether it can serve it
+(``sinks.state_files.check_state_location``), since only Spark's classpath and configuration tell.
+
 Each is resolved once, at start-up: a local one to an absolute local path, the one form that pypaimon,
 pypaimon-rust (which refuses relative paths) and lakecdc's own files beside the checkpoint all
 take; an ``s3://`` warehouse to ``s3://bucket/path`` without a trailing slash. Any other scheme is
-refused with a message naming the option: ``s3a://``, ``oss://``, ``gs://``, ``hdfs://`` warehouses and
-any object-store checkpoint are not supported, and must not silently become a local folder
+refused with a message naming the option: ``s3a://``, ``oss://``, ``gs://``, ``hdfs://`` warehouses are
+not supported, and must not silently become a local folder
 (``os.path`` turns ``s3://b/x`` into ``s3:/b/x``).
 """
 
@@ -91,3 +95,25 @@ def resolve_warehouse(location: str, option: str = "--warehouse") -> str:
     if any(s in (".", "..") for s in segments):
         raise UnsupportedLocation(f"{option} '{location}': an s3:// path takes no '.' or '..' segment")
     return "/".join([f"s3://{bucket}", *segments])
+
+
+def resolve_checkpoint(location: str, option: str = "--checkpoint") -> str:
+    """``resolve_location`` for a checkpoint, which may also be a ``scheme://authority/path`` URI of a
+    filesystem Spark's Hadoop serves (returned without a trailing slash; whether Hadoop serves it is
+    checked when the job starts Spark)."""
+    text = location.strip()
+    match = _SCHEME.match(text)
+    if match is None or match.group(1).lower() == "file" or not text[match.end() :].startswith("//"):
+        return resolve_location(location, option)
+    parts = urlsplit(text)
+    if parts.query or parts.fragment or parts.password:
+        raise UnsupportedLocation(
+            f"{option} '{location}': a checkpoint URI takes no '?', '#' or password (credentials go in "
+            "--spark-conf spark.hadoop.fs.<scheme>.*=... or the store's own configuration)"
+        )
+    if not parts.netloc and not parts.path.strip("/"):
+        raise UnsupportedLocation(f"{option} '{location}' names no location")
+    if any(s in (".", "..") for s in parts.path.split("/")):
+        raise UnsupportedLocation(f"{option} '{location}': a checkpoint URI takes no '.' or '..' segment")
+    scheme = match.group(1).lower()
+    return f"{scheme}:{text[match.end() :]}".rstrip("/")

@@ -44,7 +44,11 @@ from typing import Any
 import structlog
 
 from schema_evolution.errors import LakeCdcError
-from sinks.filesystem import Directory, StoreLocation
+from sinks.filesystem import Directory as _StoreOrPath
+from sinks.filesystem import StoreLocation
+from sinks.hadoop_files import HadoopFile, HadoopLeaseFiles
+
+Directory = _StoreOrPath | HadoopFile  # a HadoopFile: a checkpoint only Spark's Hadoop serves
 
 log = structlog.get_logger(__name__)
 
@@ -142,7 +146,7 @@ def judge(current: LeaseRecord | None, me: Owner, now: float) -> Verdict:
 
 
 def _directory(directory: Directory | str) -> Directory:
-    return directory if isinstance(directory, StoreLocation) else Path(directory)
+    return Path(directory) if isinstance(directory, str) else directory
 
 
 class _LocalFiles:
@@ -236,11 +240,13 @@ class FileLease:
         self.ttl = ttl
         self.renewed = 0.0  # monotonic time of the last write
         self._mutex = threading.Lock()  # the heartbeat thread and the committing thread
-        self._files: _LocalFiles | _ObjectFiles
+        self._files: _LocalFiles | _ObjectFiles | HadoopLeaseFiles
         if isinstance(self.path, StoreLocation):
             self._files = _ObjectFiles(self.path)
+        elif isinstance(self.directory, HadoopFile):
+            self._files = self.directory.lease_files(LEASE_FILE, owner.token)
         else:
-            assert isinstance(self.directory, Path)
+            assert isinstance(self.directory, Path) and isinstance(self.path, Path)
             self._files = _LocalFiles(self.directory, self.path, owner.token)
 
     @contextlib.contextmanager

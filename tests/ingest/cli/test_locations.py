@@ -56,26 +56,40 @@ def test_sync_settings_hold_the_absolute_warehouse_and_checkpoint(cwd: Path, spe
 
 
 @pytest.mark.parametrize("location", UNSUPPORTED)
-@pytest.mark.parametrize("option", ["--warehouse", "--checkpoint"])
-def test_sync_refuses_an_unsupported_scheme_at_start_up(
-    location: str, option: str, capsys: pytest.CaptureFixture[str]
+def test_sync_refuses_an_unsupported_warehouse_scheme_at_start_up(
+    location: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    others = ["--checkpoint", "/tmp/ck"] if option == "--warehouse" else ["--warehouse", "/tmp/wh"]
-    argv = ["kafka-sync-table", "--database", "ods", "--table", "t", option, location, *others, *KAFKA]
-    assert main(argv) == 2
+    argv = ["kafka-sync-table", "--database", "ods", "--table", "t", "--warehouse", location]
+    assert main([*argv, "--checkpoint", "/tmp/ck", *KAFKA]) == 2
     err = capsys.readouterr().err
     scheme = location.split(":")[0]
-    assert f"{option} '{location}': the {scheme}:// scheme is not supported" in err
+    assert f"--warehouse '{location}': the {scheme}:// scheme is not supported" in err
     assert "local paths (relative or absolute) and file: URIs" in err
     assert "oss://, gs://, hdfs:// and s3a:// are not supported" in err
 
 
-def test_sync_refuses_an_object_store_checkpoint(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["kafka-sync-table", "--database", "ods", "--table", "t", "--warehouse", "s3://bucket/wh"]
-    assert main([*argv, "--checkpoint", "s3://bucket/ck", *KAFKA]) == 2
-    err = capsys.readouterr().err
-    assert "--checkpoint 's3://bucket/ck' must be a local or shared filesystem path" in err
-    assert "s3:// is supported for a warehouse only" in err
+@pytest.mark.parametrize("location", [*UNSUPPORTED, "s3://bucket/ck", "viewfs://cluster/ck/"])
+def test_a_checkpoint_uri_is_kept_for_spark_hadoop_to_serve(location: str) -> None:
+    """Whether Spark's Hadoop serves it is asked when the job starts Spark
+    (tests/integration/hadoop/test_hadoop_job_state.py)."""
+    settings = _sync("--table", "t", "--warehouse", "/tmp/wh", "--checkpoint", location)
+    assert settings.checkpoint == location.rstrip("/")
+
+
+@pytest.mark.parametrize(
+    ("location", "message"),
+    [
+        ("hdfs://nn/ck?x=1", "takes no '?', '#' or password"),
+        ("hdfs://u:p@nn/ck", "takes no '?', '#' or password"),
+        ("hdfs://nn/a/../ck", "takes no '.' or '..' segment"),
+        ("hdfs://", "names no location"),
+        ("hdfs:ck", "the hdfs: scheme is not supported"),
+    ],
+)
+def test_a_malformed_checkpoint_uri_is_refused(location: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["kafka-sync-table", "--database", "ods", "--table", "t", "--warehouse", "/tmp/wh"]
+    assert main([*argv, "--checkpoint", location, *KAFKA]) == 2
+    assert message in capsys.readouterr().err
 
 
 def test_an_s3_warehouse_needs_a_local_checkpoint(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from schema_evolution.types import int_
 from sinks.table.catalog import Catalog
-from sinks.table.locations import UnsupportedLocation, resolve_location, resolve_warehouse
+from sinks.table.locations import UnsupportedLocation, resolve_checkpoint, resolve_location, resolve_warehouse
 from sinks.table.query import run_query
 from tests.paimon_read import read_pypaimon, read_rust
 
@@ -64,6 +64,28 @@ def test_other_schemes_are_refused_with_what_is_supported(given: str, message: s
     if "://" in given and not given.startswith(("file", "s3:")):
         assert "lakecdc supports local paths (relative or absolute) and file: URIs" in str(info.value)
         assert "oss://, gs://, hdfs:// and s3a:// are not supported" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("hdfs://nn:8020/ck/job/", "hdfs://nn:8020/ck/job"),
+        ("HDFS://nn/ck", "hdfs://nn/ck"),
+        ("viewfs://cluster/ck", "viewfs://cluster/ck"),
+        ("s3a://bucket/ck", "s3a://bucket/ck"),
+        ("hdfs:///ck", "hdfs:///ck"),
+    ],
+)
+def test_a_checkpoint_may_be_a_uri_for_spark_hadoop(given: str, expected: str) -> None:
+    assert resolve_checkpoint(given) == expected
+
+
+def test_a_checkpoint_path_resolves_as_any_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert resolve_checkpoint("ck") == resolve_location("ck") == str(tmp_path / "ck")
+    assert resolve_checkpoint(f"file://{tmp_path}/ck") == str(tmp_path / "ck")
+    with pytest.raises(UnsupportedLocation, match="a file: URI names a path on this machine"):
+        resolve_checkpoint("file://host/ck")
 
 
 def test_the_option_is_named() -> None:
