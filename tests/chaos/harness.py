@@ -66,10 +66,16 @@ class KillLoop:
     flakes: int = 0
     progress_at_kill: list[int] = field(default_factory=list)
 
-    def kill_once(self, rng: random.Random, after_commit: tuple[float, float], early: float = 0.25) -> None:
+    def kill_once(
+        self, rng: random.Random, after_commit: tuple[float, float], early: float = 0.25, last: bool = False
+    ) -> None:
         """Start the job and SIGKILL its process group at a random moment: with probability
         ``early`` within its first 30 s (start-up, planning, a first batch), else ``uniform(*after_commit)``
-        seconds after its first commit (a busy machine can take a minute to start Spark)."""
+        seconds after its first commit (a busy machine can take a minute to start Spark). The ``last``
+        kill comes after a commit if no earlier one did: every run, however few its kills, kills a job
+        that has committed (a short form of 2-3 kills would otherwise all land in start-up ~1-6% of runs)."""
+        if last and not any(self.progress_at_kill):
+            early = 0.0
         for attempt in range(4):
             path = self.logs / f"run-{self.kills:03d}-{attempt}.log"
             with open(path, "wb") as log:
