@@ -19,6 +19,7 @@ from ingest.mysql.client import (
     MySqlSourceError,
     variables,
 )
+from ingest.mysql.key_chunks import InRange, range_test
 from ingest.mysql.schema_history import follow_ddl, history_mark, unfollowed_ddl
 from ingest.mysql.spec import (
     BINLOG_PARTITION,
@@ -109,6 +110,10 @@ class BinlogReader:
         metadata = variables(connection, "binlog_row_metadata").get("binlog_row_metadata", "")
         self.full = metadata.upper() == "FULL"
         self.tables = Tables(spec, connection, self.definitions)
+        self.connection = connection
+        # per snapshotted table: how a key is placed among its chunks' ranges (string keys by
+        # collation) and the offset of its last chunk's HW
+        self._in_range: dict[str, tuple[InRange, int]] = {}
 
     def captured(self, database: str, table: str) -> bool:
         return bool(self._db_re.fullmatch(database) and self._table_re.fullmatch(table))
@@ -260,18 +265,19 @@ class BinlogReader:
     ) -> bool:
         """Whether the snapshot chunk of the row's key already holds this change (read as of a HW at
         or after it)."""
-        ranges = self.part.snapshot.get(f"{database}.{table}")
+        name = f"{database}.{table}"
+        ranges = self.part.snapshot.get(name)
         if not ranges:
             return False
-        key = image[keys[0]]  # chunks split on the first key column (``client.plan_chunks``)
-        hw = next(
-            (
-                (f, p)
-                for lo, hi, f, p in ranges
-                if key is None or ((lo is None or key >= lo) and (hi is None or key < hi))
-            ),
-            None,
-        )
+        if name not in self._in_range:
+            bounds = [(lo, hi) for lo, hi, _f, _p in ranges]
+            last_hw = max(binlog_offset((f, p)) for _lo, _hi, f, p in ranges)
+            self._in_range[name] = (range_test(self.connection, database, table, keys[0], bounds), last_hw)
+        in_range, last_hw = self._in_range[name]
+        if binlog_offset(position) > last_hw:
+            return False  # after every chunk's HW: no chunk holds it, whatever its key
+        key = image[keys[0]]  # chunks split on the first key column (``key_chunks.plan_chunks``)
+        hw = next(((f, p) for lo, hi, f, p in ranges if key is None or in_range(key, lo, hi)), None)
         return hw is not None and binlog_offset(position) <= binlog_offset(hw)
 
     def forget(self, name: str, position: Position, why: str) -> None:

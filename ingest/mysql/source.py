@@ -4,7 +4,7 @@ snapshot read in parallel by Spark tasks, then the binlog — with offsets in th
 The snapshot follows Flink CDC's incremental snapshot algorithm, without a global lock:
 
 1. At the start the driver notes the binlog position P0 and splits each table into primary-key
-   chunks (``mysql_client.plan_chunks``).
+   chunks (``key_chunks.plan_chunks``).
 2. A chunk task notes the position LW, SELECTs its key range, notes HW, then reads the binlog
    from LW to HW and applies that table's changes in its range to what it read: the chunk is then
    exactly the table's rows in that range *as of HW*. It reports HW as a mark.
@@ -63,7 +63,6 @@ from ingest.mysql.client import (
     connect,
     is_mariadb,
     master_status,
-    plan_chunks,
     query,
     retrying,
     table_columns,
@@ -71,6 +70,7 @@ from ingest.mysql.client import (
 )
 from ingest.mysql.failover import Failover, moved_server
 from ingest.mysql.gtid import GtidSet
+from ingest.mysql.key_chunks import plan_chunks
 from ingest.mysql.key_diff import KeyScan, ResnapshotChunkPartition
 from ingest.mysql.resnapshot import Resnapshot
 from ingest.mysql.schema_history import SchemaHistory, check_binlog_position
@@ -438,7 +438,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self,
         first: Position,
         last: Position,
-        snapshot: dict[str, list[tuple[int | None, int | None, str, int]]],
+        snapshot: dict[str, list[tuple[Any, Any, str, int]]],
         definitions: dict[str, TableDef] | None,
     ) -> list[InputPartition]:
         """The binlog range's read tasks, in binlog order: the range split over ``binlog_tasks`` where it

@@ -5,6 +5,7 @@ Shared by the driver's planning (``source``) and the read tasks (``snapshot``, `
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -80,10 +81,14 @@ class MySqlSourceSpec:
 class Chunk:
     database: str
     table: str
-    lo: int | None
-    hi: int | None
+    lo: Any  # int or str (``key_chunks``); None: open
+    hi: Any
 
-    def contains(self, key: Any) -> bool:
+    def contains(self, key: Any, in_range: Callable[[Any, Any, Any], bool] | None = None) -> bool:
+        """Whether the key lies in [lo, hi): by ``in_range`` where given (string bounds, compared in
+        their collation: ``key_chunks.range_test``), else by Python's order (integer bounds)."""
+        if in_range is not None:
+            return in_range(key, self.lo, self.hi)
         return (self.lo is None or key >= self.lo) and (self.hi is None or key < self.hi)
 
 
@@ -99,7 +104,7 @@ class BinlogPartition(InputPartition):
     start: Position
     end: Position
     # "db.table" -> [(lo, hi, hw file, hw pos)]: which binlog changes the snapshot already holds
-    snapshot: dict[str, list[tuple[int | None, int | None, str, int]]] = field(default_factory=dict)
+    snapshot: dict[str, list[tuple[Any, Any, str, int]]] = field(default_factory=dict)
     # The server's row events do not name their columns: the job's schema history as of ``start``
     # ("db.table" -> definition), read by the driver (the read task never opens the state folder; the
     # DDL it follows goes back to the driver as marks, ``schema_history.history_mark``). None: no history.

@@ -1,0 +1,122 @@
+"""Snapshot chunks of any primary key, and where a key lies among them.
+
+``client.plan_chunks`` splits a table whose first key column is a dense integer by key arithmetic
+between MIN and MAX (Flink CDC's evenly-distributed split). Every other table is split where the
+server's own order puts a chunk's worth of rows (Flink CDC's query-driven split): a string key (a UUID),
+and an integer key so sparse that arithmetic ranges would hold nothing or nearly everything (Flink CDC's
+``chunk-key.even-distribution.factor.upper-bound``, 1000 keys per row). Each bound is the key found
+``chunk_size`` rows past the last one (``ORDER BY`` the column, on its index), so no chunk holds more
+than a chunk's rows plus the rows of its first key value.
+
+A string chunk's bounds are in its column's collation, so the binlog keys placed among them (the
+chunk's LW..HW changes, the binlog phase's "has the snapshot read this key already") are compared in
+that order: in Python where ``schema_evolution.collation_order`` proves it the collation's, else by
+the server (``TextRange``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ingest.mysql import client
+from ingest.mysql.client import query, quote
+from schema_evolution.collation_order import local_order
+
+# rows per key value beyond which arithmetic ranges of an integer key are mostly empty (Flink CDC's
+# default upper bound of the even-distribution factor)
+EVEN_FACTOR_MAX = 1000.0
+_INTEGER = re.compile(r"^(tinyint|smallint|mediumint|int|integer|bigint)\b", re.IGNORECASE)
+_TEXT = re.compile(r"^(char|varchar)\b", re.IGNORECASE)
+_NAME = re.compile(r"\w+")
+
+Bound = Any  # int or str; None for an open end
+InRange = Callable[[Any, Bound, Bound], bool]
+
+
+def plan_chunks(
+    c: Any, database: str, table: str, key_columns: list[str], key_types: list[str], chunk_size: int
+) -> list[tuple[Bound, Bound]]:
+    """Key ranges [lo, hi) of about ``chunk_size`` rows each (fewer where rows are wide), covering the
+    whole key space; open ends as None. One range where the table fits in a chunk or its first key
+    column is neither an integer nor a CHAR/VARCHAR (binary and temporal keys)."""
+    if not key_columns:
+        return [(None, None)]
+    if _INTEGER.match(key_types[0]):
+        key, name = quote(key_columns[0]), f"{quote(database)}.{quote(table)}"
+        lo, hi, count = query(c, f"SELECT MIN({key}), MAX({key}), COUNT(*) FROM {name}")[0]
+        if lo is None or (int(hi) - int(lo) + 1) <= EVEN_FACTOR_MAX * int(count):
+            return client.plan_chunks(c, database, table, key_columns, key_types, chunk_size)
+    elif not _TEXT.match(key_types[0]):
+        return [(None, None)]
+    size = min(chunk_size, client._rows_within_bytes(c, database, table))
+    return query_chunks(c, database, table, key_columns[0], size)
+
+
+def query_chunks(c: Any, database: str, table: str, column: str, chunk_size: int) -> list[tuple[Bound, Bound]]:
+    """Ranges whose bounds are the keys the server finds ``chunk_size`` rows apart in its order of
+    ``column``: each the ``chunk_size``-th key strictly after the previous bound, so the split always
+    moves on, even past a first-column value with more rows than a chunk (a composite key's)."""
+    key, name = quote(column), f"{quote(database)}.{quote(table)}"
+    bounds: list[Bound] = []
+    row = query(c, f"SELECT {key} FROM {name} ORDER BY {key} LIMIT 1 OFFSET %s", (chunk_size,))
+    while row:
+        bounds.append(row[0][0])
+        row = query(
+            c,
+            f"SELECT {key} FROM {name} WHERE {key} > %s ORDER BY {key} LIMIT 1 OFFSET %s",
+            (bounds[-1], chunk_size - 1),
+        )
+    edges: list[Bound] = [None, *bounds, None]
+    return list(itertools.pairwise(edges))
+
+
+def text_bounds(chunks: list[tuple[Bound, Bound]]) -> bool:
+    return any(isinstance(b, str) for lo, hi in chunks for b in (lo, hi))
+
+
+class TextRange:
+    """Whether a string key lies in [lo, hi) in the order of its column's collation (``__call__``).
+
+    Each comparison is made in Python where ``local_order`` proves that order for the collation and
+    both values, else by the server with the column's collation; the server's answers are kept for the
+    task's life (a binlog range touches the same keys again and again)."""
+
+    def __init__(self, c: Any, database: str, table: str, column: str) -> None:
+        self._c = c
+        found = query(
+            c,
+            "SELECT CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND COLUMN_NAME = %s",
+            (database, table, column),
+        )
+        names = (str(found[0][0]), str(found[0][1])) if found and found[0][1] else None
+        # spliced into the server's comparisons: only the server's own names (letters, digits, "_")
+        self.charset: str | None
+        self.collation: str | None
+        self.charset, self.collation = names if names and all(map(_NAME.fullmatch, names)) else (None, None)
+        self._asked: dict[tuple[str, str], int] = {}
+
+    def __call__(self, key: Any, lo: Bound, hi: Bound) -> bool:
+        return (lo is None or self.compare(key, lo) >= 0) and (hi is None or self.compare(key, hi) < 0)
+
+    def compare(self, a: Any, b: Any) -> int:
+        if self.collation is None or not isinstance(a, str) or not isinstance(b, str):
+            # a column that is no longer a string (altered meanwhile): the values' own order
+            return (a > b) - (a < b)
+        la, lb = local_order(self.collation, a), local_order(self.collation, b)
+        if la is not None and lb is not None:
+            return (la > lb) - (la < lb)
+        if (a, b) not in self._asked:
+            text = f"CONVERT(%s USING {self.charset}) COLLATE {self.collation}"
+            self._asked[(a, b)] = int(query(self._c, f"SELECT STRCMP({text}, {text})", (a, b))[0][0])
+        return self._asked[(a, b)]
+
+
+def range_test(c: Any, database: str, table: str, column: str, bounds: list[tuple[Bound, Bound]]) -> InRange:
+    """How to test a key of the table against ``bounds``' ranges: by collation where they are strings."""
+    if text_bounds(bounds):
+        return TextRange(c, database, table, column)
+    return lambda key, lo, hi: (lo is None or key >= lo) and (hi is None or key < hi)
