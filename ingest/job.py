@@ -45,6 +45,7 @@ from sinks.state_files import (
     check_state_location,
     create_once,
     lease_directory,
+    needs_hadoop,
     set_store_options,
     state_path,
     use_hadoop,
@@ -266,6 +267,13 @@ def run(settings: SyncSettings) -> JobResult:
     try:
         spark = hadoop_session(settings, checkpoint)  # a checkpoint URI: Spark's Hadoop serves it
         check_state_location(checkpoint)  # before anything is read or written there
+        source = source_for(settings, checkpoint)
+        if source.state_in_planner and needs_hadoop(checkpoint):
+            raise UnsupportedStore(
+                f"checkpoint {checkpoint}: {settings.action.value} keeps job state from its planner, a Python "
+                f"worker without Spark's JVM, which reaches local paths, file: URIs, s3:// and s3a:// only; "
+                f"give --checkpoint one of those"
+            )
     except UnsupportedStore as exc:
         use_hadoop(None)
         raise JobFailed(str(exc)) from None
@@ -285,7 +293,7 @@ def run(settings: SyncSettings) -> JobResult:
         except LakeCdcError as exc:
             raise JobFailed(f"{type(exc).__name__}: {exc}", exc.terminal) from None
         try:
-            return _run(settings, checkpoint, user, guard, progress, spark)
+            return _run(settings, checkpoint, user, guard, progress, spark, source)
         finally:
             progress.close()
     finally:
@@ -294,13 +302,18 @@ def run(settings: SyncSettings) -> JobResult:
 
 
 def _run(
-    settings: SyncSettings, checkpoint: str, user: str, guard: CheckpointGuard, progress: JobProgress, spark: Any
+    settings: SyncSettings,
+    checkpoint: str,
+    user: str,
+    guard: CheckpointGuard,
+    progress: JobProgress,
+    spark: Any,
+    source: Source,
 ) -> JobResult:
     try:
         timeout = stop_timeout()
     except ValueError as exc:
         raise JobFailed(str(exc)) from None
-    source = source_for(settings, checkpoint)
     try:
         source.check_startup()  # before Spark starts, as Paimon checks before Flink's job (#29)
     except LakeCdcError as exc:

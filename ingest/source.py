@@ -132,6 +132,13 @@ class Source(Protocol):
         """Planning hook: what the driver keeps of a batch's notes before its commit."""
         ...
 
+    @property
+    def state_in_planner(self) -> bool:
+        """Whether its planner (a Python worker Spark starts on the driver's host, without the driver's JVM)
+        reads and writes job state beside the checkpoint: then the checkpoint cannot be one only Spark's
+        Hadoop serves."""
+        ...
+
     def check_startup(self) -> None:
         """Start-up checks and warnings, before the Spark session starts (a ``LakeCdcError`` stops the job)."""
         ...

@@ -34,6 +34,7 @@ class KafkaSource:
     data_source = KafkaCdcDataSource
     worker_modules = ("ingest.kafka.source",)
     require_primary_keys = False  # Paimon's Kafka actions make an append table
+    state_in_planner = False  # job state is the driver's only (start-up checks, the micro-batch commits)
     bounded = False  # Paimon's Kafka source never ends (scan.bounded.* have no effect)
     marks_hook: MarksHook | None = None
 

@@ -34,6 +34,7 @@ class MySqlSource:
     worker_modules = ("ingest.mysql.source",)
     value_format = mysql_values.FORMAT
     require_primary_keys = True  # Paimon's requirePrimaryKeys
+    state_in_planner = True  # the planner keeps known tables, the schema history's start, re-snapshot markers
 
     def __init__(self, settings: SourceSettings, checkpoint: str) -> None:
         self.settings = settings

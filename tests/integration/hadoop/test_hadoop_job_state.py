@@ -186,3 +186,23 @@ def test_a_job_on_an_unserved_checkpoint_stops_before_writing(
     assert not warehouse.exists()
     with pytest.raises(UnsupportedStore, match="without Spark's Hadoop"):
         state_path("viewfs://x/y")  # the job handed its Hadoop back
+
+
+def test_a_mysql_job_on_a_hadoop_only_checkpoint_is_refused_before_writing(
+    spark: Any, viewfs_root: tuple[str, Path], tmp_path: Path
+) -> None:
+    """The MySQL source's planner keeps job state from a Python worker that has no JVM: refused at start-up,
+    before the commit user or the lease is written (no server is needed to get there)."""
+    from ingest.cli.settings import SyncSettings
+
+    uri, target = viewfs_root
+    warehouse = tmp_path / "warehouse"
+    conf = {"hostname": "127.0.0.1", "port": str(_closed_port()), "username": "u", "database-name": "d"}
+    conf["table-name"] = "t"
+    settings = SyncSettings(
+        action="mysql-sync-table", warehouse=str(warehouse), database="ods", table="t", mysql_conf=conf,
+        checkpoint=f"{uri}/mysql", available_now=True,
+    )  # fmt: skip
+    with pytest.raises(JobFailed, match=r"keeps job state from its planner.*give --checkpoint one of those"):
+        run(settings)
+    assert not (target / "mysql").exists() and not warehouse.exists()
