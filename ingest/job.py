@@ -285,6 +285,7 @@ def run(settings: SyncSettings) -> JobResult:
             fence.hold(lease_directory(checkpoint), f"checkpoint {checkpoint}")
             user = commit_user(checkpoint)
             guard = checkpoint_guard(settings, checkpoint, user, fence)
+            source.check_startup()  # before Spark starts (a local checkpoint's), as Paimon checks before Flink (#29)
             # --metrics-port: served from here until the job ends (ingest.streaming.metrics)
             bar = ProgressBar() if wants_bar(settings.progress) else None  # --progress
             progress = JobProgress.start(
@@ -314,10 +315,6 @@ def _run(
         timeout = stop_timeout()
     except ValueError as exc:
         raise JobFailed(str(exc)) from None
-    try:
-        source.check_startup()  # before Spark starts, as Paimon checks before Flink's job (#29)
-    except LakeCdcError as exc:
-        raise JobFailed(f"{type(exc).__name__}: {exc}", exc.terminal) from None
     preparer = table_preparer(settings, source, checkpoint, user)
     spark = spark_session(settings, source, spark)
     configure_session(spark)
