@@ -1,0 +1,114 @@
+"""``make bench-mysql-keys``: the snapshot of a UUID-keyed table beside the same table keyed by an integer (#27).
+
+    python -m bench.mysql_keys [--rows 5000000]
+
+A private MariaDB gets two tables of ``--rows`` rows and the same ten columns as ``bench.mysql``'s:
+``orders_int`` keyed by BIGINT (split by key arithmetic) and ``orders_uuid`` keyed by a VARCHAR(36)
+UUID in the server's default collation (split where the server's order puts a chunk's rows,
+``ingest.mysql.key_chunks``). Each is snapshotted by ``mysql-sync-table --available-now`` on local[2];
+steady state = the run minus the same command on an empty table. Reported: rows/s of each, the UUID
+table's speed as a ratio of the integer one's (target ≥ 0.8x), and each run's peak memory (RSS and PSS
+of the job's process tree; target ≤ 2 GB).
+
+Results go to bench/results/mysql-keys-<UTC time>.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+from bench.mysql import DDL, ROOT
+from bench.procs import PeakRss
+from bench.results import write_report
+from deploy.local_mariadb import ROOT_PASSWORD, LocalMariaDB
+
+
+def _load(db: LocalMariaDB, table: str, rows: int, uuid_keys: bool) -> None:
+    rng = random.Random(1)
+    conn = db.connect("shop")
+    with conn.cursor() as cur:
+        for start in range(0, rows, 5000):
+            batch = []
+            for i in range(start, min(rows, start + 5000)):
+                key = str(uuid.UUID(int=rng.getrandbits(128), version=4)) if uuid_keys else i
+                batch.append((key, f"customer-{i}", f"{i % 100000}.{i % 100:02d}", i % 1000, i % 2, rng.random()))
+            cur.executemany(
+                f"INSERT INTO {table} VALUES (%s, %s, %s, %s, '2024-05-01 12:00:00.123', 'paid', "
+                f"'a note of moderate length for every order row', %s, %s, '2024-05-01 10:00:00.456')",
+                batch,
+            )
+    conn.close()
+
+
+def _job(db: LocalMariaDB, warehouse: str, table: str, checkpoint: str) -> tuple[float, int, int]:
+    """The job's seconds and its process tree's peak RSS and PSS."""
+    argv = [sys.executable, "-m", "ingest", "mysql_sync_table", "--warehouse", warehouse, "--database", "ods"]
+    argv += ["--table", table, "--available-now", "--checkpoint", checkpoint, "--spark-conf", "spark.master=local[2]"]
+    for k, v in db.mysql_conf(**{"database-name": "shop", "table-name": table}).items():
+        if k != "password":
+            argv += ["--mysql_conf", f"{k}={v}"]
+    env = {**os.environ, "LAKECDC_LOG_LEVEL": "WARNING", "LAKECDC_MYSQL_PASSWORD": ROOT_PASSWORD}
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    with PeakRss(proc.pid, interval=0.5) as peak:
+        _out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(err[-3000:])
+    return time.monotonic() - started, peak.peak, peak.peak_pss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=5_000_000, help="the performance issue asks for 5M rows")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-mysql-keys-") as tmp:
+        db = LocalMariaDB(f"{tmp}/mariadb")
+        try:
+            db.execute("CREATE DATABASE shop")
+            db.execute(DDL.format(t="orders_int"), DDL.format(t="empty_int"), database="shop")
+            db.execute(DDL.format(t="orders_uuid").replace("id BIGINT", "id VARCHAR(36)"), database="shop")
+            db.execute(DDL.format(t="empty_uuid").replace("id BIGINT", "id VARCHAR(36)"), database="shop")
+            collation = db.connect("shop").cursor()
+            collation.execute("SELECT COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_NAME = 'orders_uuid' "
+                              "AND COLUMN_NAME = 'id'")  # fmt: skip
+            coll = collation.fetchone()[0]
+            started = time.monotonic()
+            _load(db, "orders_int", args.rows, uuid_keys=False)
+            _load(db, "orders_uuid", args.rows, uuid_keys=True)
+            loaded = time.monotonic() - started
+            runs = {}
+            for kind in ("int", "uuid"):
+                empty = _job(db, f"{tmp}/wh-e-{kind}", f"empty_{kind}", f"{tmp}/cp-e-{kind}")
+                full = _job(db, f"{tmp}/wh-{kind}", f"orders_{kind}", f"{tmp}/cp-{kind}")
+                runs[kind] = (empty, full, args.rows / max(full[0] - empty[0], 1e-9))
+        finally:
+            db.close()
+    load = os.getloadavg()
+    ratio = runs["uuid"][2] / runs["int"][2]
+    lines = [
+        "# bench-mysql-keys: snapshot of a UUID-keyed table beside an integer-keyed one",
+        "",
+        f"`python -m bench.mysql_keys --rows {args.rows}`; MariaDB loaded in {loaded:.0f} s; UUID key collation "
+        f"{coll}; load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}",
+        "",
+        "| Key | Empty job | Snapshot job | Steady rows/s | Peak RSS | Peak PSS |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kind, (empty, full, rate) in runs.items():
+        lines.append(
+            f"| {kind} | {empty[0]:.1f} s | {full[0]:.1f} s | {rate:,.0f} | {full[1] / 2**30:.2f} GiB "
+            f"| {full[2] / 2**30:.2f} GiB |"
+        )
+    lines += ["", f"UUID key / integer key: **{ratio:.2f}x** (target ≥ 0.8x)"]
+    write_report(lines, prefix="mysql-keys-")
+
+
+if __name__ == "__main__":
+    main()
