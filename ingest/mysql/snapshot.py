@@ -5,6 +5,7 @@ beside the checkpoint."""
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -26,7 +27,9 @@ from ingest.mysql.client import (
     quote,
     table_definitions,
 )
+from ingest.mysql.key_chunks import InRange, range_test
 from ingest.mysql.key_diff import ResnapshotChunkPartition, gone_keys
+from ingest.mysql.snapshot_text import RowsByKey, read_text_rows
 from ingest.mysql.spec import (
     TOPIC,
     Chunk,
@@ -126,11 +129,28 @@ class _ChunkChanged(Exception):
     """The chunk's table changed while the chunk was read: read it again."""
 
 
-ChunkRows = tuple[dict[tuple[Any, ...], dict[str, Any]], dict[str, str], Position, SourceSchema]
+ChunkRows = tuple[RowsByKey, dict[str, str], Position, SourceSchema]
 
 
-def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
-    """The chunk's rows as of its HW: (rows by key, column types, HW, schema)."""
+def _read_rows(
+    cur: Any, sql: str, args: list[Any], fetch_size: int | None, columns: tuple[str, ...], keys: list[str]
+) -> RowsByKey:
+    """The SELECT's rows by key, as pymysql decodes them."""
+    rows: RowsByKey = {}
+    cur.execute(sql, args)
+    while fetched := (cur.fetchmany(fetch_size) if fetch_size else cur.fetchall()):
+        for values in fetched:
+            row = dict(zip(columns, values, strict=True))
+            rows[tuple(row[k] for k in keys)] = row
+    return rows
+
+
+def _read_chunk_rows(
+    spec: MySqlSourceSpec, part: ChunkPartition, text: tuple[dt.tzinfo, bool] | None = None
+) -> ChunkRows:
+    """The chunk's rows as of its HW: (rows by key, column types, HW, schema). With ``text`` (the
+    server time zone, and --type-mapping to-string), the rows are read as text and come normalized
+    (``ingest.mysql.snapshot_text``), the binlog's changes between LW and HW too."""
     import pymysql.cursors
 
     chunk = part.chunk
@@ -160,16 +180,15 @@ def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
                 args.append(chunk.hi)
             where = " WHERE " + " AND ".join(parts)
         select = ", ".join(quote(col) for col in columns)
-        rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+        sql = f"SELECT {select} FROM {quote(chunk.database)}.{quote(chunk.table)}{where}"
         # With scan.snapshot.fetch.size the server streams the chunk, that many rows at a time
         # (unbuffered); without it the chunk comes in one buffered fetch (faster, see the spec).
         cur = c.cursor(pymysql.cursors.SSCursor if spec.fetch_size else pymysql.cursors.Cursor)
         try:
-            cur.execute(f"SELECT {select} FROM {quote(chunk.database)}.{quote(chunk.table)}{where}", args)
-            while fetched := (cur.fetchmany(spec.fetch_size) if spec.fetch_size else cur.fetchall()):
-                for values in fetched:
-                    row = dict(zip(columns, values, strict=True))
-                    rows[tuple(row[k] for k in keys)] = row
+            if text is not None:
+                rows = read_text_rows(c, cur, sql, args, spec.fetch_size, types, columns, keys, *text)
+            else:
+                rows = _read_rows(cur, sql, args, spec.fetch_size, columns, keys)
         finally:
             # Closing drains the rest of the result: on a lost connection that fails too (pymysql
             # raises AttributeError), and the first error is the one to handle.
@@ -199,8 +218,10 @@ def _read_chunk_rows(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
             changes = binlog_rows(
                 spec, low, high, spec.server_id + 1 + part.index % spec.server_id_range, {name}, on_ddl, namer
             )
+            normalize = mysql_values.RowNormalizer(types, *text) if text is not None else None
+            in_range = range_test(c, chunk.database, chunk.table, keys[0], [(chunk.lo, chunk.hi)])
             backfill(rows, ((op, before, after) for op, _db, _t, before, after, _pos, _ts in changes), chunk, keys,
-                     columns)  # fmt: skip
+                     columns, normalize, in_range)  # fmt: skip
     return rows, types, high, schema
 
 
@@ -210,22 +231,29 @@ def backfill(
     chunk: Chunk,
     keys: list[str],
     columns: tuple[str, ...],
+    normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    in_range: InRange | None = None,
 ) -> None:
     """Applies the chunk's table's binlog changes between LW and HW to the rows its SELECT read.
 
     Each image is checked against the chunk by its own key (the first key column's value: chunks
     split on it): a before-image in range removes its key, an after-image in range (not a delete)
     puts its row. A key-changing UPDATE is so a delete of the old key where that one lies and an
-    insert of the new key where that one lies (#23), as in Debezium and Flink CDC."""
+    insert of the new key where that one lies (#23), as in Debezium and Flink CDC. ``normalize``: the
+    rows are normalized ones (a SELECT read as text), and so are those put. ``in_range``: how a key is
+    placed in the chunk (string bounds in their collation, ``key_chunks.range_test``)."""
     for op, before, after in changes:
         for half, old, new in key_change_halves(op, before, after, keys):
-            if old is not None and chunk.contains(old[keys[0]]):
+            if old is not None and chunk.contains(old[keys[0]], in_range):
                 rows.pop(tuple(old[k] for k in keys), None)
-            if half is not Op.DELETE and new is not None and chunk.contains(new[keys[0]]):
-                rows[tuple(new[k] for k in keys)] = {col: new.get(col) for col in columns}
+            if half is not Op.DELETE and new is not None and chunk.contains(new[keys[0]], in_range):
+                row = {col: new.get(col) for col in columns}
+                rows[tuple(new[k] for k in keys)] = row if normalize is None else normalize(row)
 
 
-def _read_chunk_rows_again(spec: MySqlSourceSpec, part: ChunkPartition) -> ChunkRows:
+def _read_chunk_rows_again(
+    spec: MySqlSourceSpec, part: ChunkPartition, text: tuple[dt.tzinfo, bool] | None
+) -> ChunkRows:
     """``_read_chunk_rows``, read again after a lost connection or a DDL of the table (up to three)."""
     import pymysql
 
@@ -235,7 +263,7 @@ def _read_chunk_rows_again(spec: MySqlSourceSpec, part: ChunkPartition) -> Chunk
     backoff, changes = spec.connection.backoff(), 0
     while True:
         try:
-            return _read_chunk_rows(spec, part)
+            return _read_chunk_rows(spec, part, text)
         except _ChunkChanged as exc:
             changes += 1
             if changes > 3:
@@ -278,36 +306,33 @@ def _add_tolerant(
                 yield batch
 
 
-def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition) -> Iterator[pa.RecordBatch]:
+def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition, as_text: bool = True) -> Iterator[pa.RecordBatch]:
+    """The chunk's chunk rows. ``as_text``: its SELECT is read as the server's text where it can be
+    (``ingest.mysql.snapshot_text``; not where the rows themselves are handed on: a re-snapshot
+    compares its keys with Paimon's, and dead letters carry the values)."""
     chunk = part.chunk
     zone = mysql_values.server_zone(spec.server_time_zone)
     to_string = values_as_text(spec)
     name = f"{chunk.database}.{chunk.table}"
-    rows, types, high, schema = _read_chunk_rows_again(spec, part)
-    assembler = chunk_assembler(spec, part.index)
-    position = SourcePosition(TOPIC, part.index, binlog_offset(high))
-    # Snapshot rows come from a UTC session: TIMESTAMPs are UTC, made server-zone here.
-    normalized = mysql_values.RowNormalizer(types, zone, True, to_string)
-    events = [
-        DataChangeEvent(
-            Op.INSERT,
-            chunk.database,
-            chunk.table,
-            schema,
-            None,
-            normalized(row),
-            0,  # op_ts of snapshot rows is 0, as in Paimon
-        )
-        for row in rows.values()
-    ]
     # A re-snapshot (``ingest.mysql.resnapshot``): the keys Paimon holds in the chunk's range that the
     # source no longer has are deleted, before the chunk's rows (``key_diff``).
     scan = part.scan if isinstance(part, ResnapshotChunkPartition) else None
+    text = (zone, to_string) if as_text and scan is None and spec.parse.dead_letter_table is None else None
+    rows, types, high, schema = _read_chunk_rows_again(spec, part, text)
+    assembler = chunk_assembler(spec, part.index)
+    position = SourcePosition(TOPIC, part.index, binlog_offset(high))
+    # Snapshot rows come from a UTC session: TIMESTAMPs are UTC, made server-zone here.
+    normalized = mysql_values.RowNormalizer(types, zone, True, to_string) if text is None else None
+    db, tb = chunk.database, chunk.table
+    # (op_ts of snapshot rows is 0, as in Paimon)
+    if normalized is None:
+        events = [DataChangeEvent(Op.INSERT, db, tb, schema, None, row, 0) for row in rows.values()]
+    else:
+        events = [DataChangeEvent(Op.INSERT, db, tb, schema, None, normalized(row), 0) for row in rows.values()]
     gone = gone_keys(scan, chunk, rows) if scan is not None else []
     if gone:
         # the stored values, as they are (no UTC shift of TIMESTAMPs: they were shifted when written)
         stored = mysql_values.RowNormalizer(types, zone, False, to_string)
-        db, tb = chunk.database, chunk.table
         deleted = (DataChangeEvent(Op.DELETE, db, tb, schema, stored(b), None, 0) for b in gone)
         events = [*deleted, *events]
         log.info("re-snapshot chunk deletes keys gone from the source", table=name, chunk=part.index, keys=len(gone))
