@@ -15,6 +15,7 @@ import structlog
 from ingest.mysql.backoff import OUTAGE_TIMEOUT_S, UNREACHABLE, Backoff
 from ingest.mysql.ssl import SslSettings
 from ingest.mysql.startup import RESNAPSHOT_OPTION
+from ingest.mysql.tls_context import connection_class
 from schema_evolution.errors import LakeCdcError
 from schema_evolution.mysql_tables import Column, TableDef
 
@@ -95,7 +96,7 @@ def connect(conn: MySqlConnection, outage: bool = False) -> Iterator[Any]:
     backoff = conn.outage_backoff() if away else conn.backoff()
     while True:
         try:
-            c = pymysql.connect(**conn.pymysql_kwargs())
+            c = connection_class()(**conn.pymysql_kwargs())
             try:
                 # Read TIMESTAMP columns in UTC: they become server-time-zone wall clock in one place
                 # (formats.mysql_values), the same way for snapshot rows and binlog rows. Part of
