@@ -180,7 +180,11 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=2, help="rounds of each parallel binlog workload")
     parser.add_argument("--only-binlog", action="store_true", help="the parallel binlog workloads only")
+    parser.add_argument("--only-snapshot", action="store_true", help="the snapshot and its floor only")
     args = parser.parse_args()
+    if args.only_snapshot:
+        write_report(_only_snapshot(args), "mysql-")
+        return
     if args.only_binlog:
         with tempfile.TemporaryDirectory(prefix="lakecdc-bench-mysql-") as tmp, LocalMariaDB() as db:
             db.execute("CREATE DATABASE shop", DDL.format(t="shop.empty"))
@@ -232,6 +236,33 @@ def main() -> None:
         *parallel,
     ]
     write_report(lines, "mysql-")
+
+
+def _only_snapshot(args: argparse.Namespace) -> list[str]:
+    """The snapshot (#27's second target) against its floor, measured in one run."""
+    with tempfile.TemporaryDirectory(prefix="lakecdc-bench-mysql-") as tmp, LocalMariaDB() as db:
+        db.execute("CREATE DATABASE shop", DDL.format(t="shop.orders"), DDL.format(t="shop.empty"))
+        _load(db, "orders", args.rows)
+        _load(db, "empty", 1)
+        floor_s, floor_rows = _floor_snapshot(db, "orders")
+        base_s = _job(db, f"{tmp}/wh", "empty", f"{tmp}/ck-empty")
+        snap_s = _job(db, f"{tmp}/wh", "orders", f"{tmp}/ck")
+    steady = snap_s - base_s
+    load = os.getloadavg()
+    return [
+        *_parallel_head(args)[:2],
+        f"MariaDB 10.11 on loopback, 10-column table of {args.rows} rows; `mysql-sync-table --available-now` on"
+        f" local[2]; steady state = run minus the same command on a 1-row table. Load average at the end:"
+        f" {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}.",
+        "",
+        "| Run | Seconds | Rows/s | vs floor |",
+        "|---|---|---|---|",
+        f"| floor: pymysql full-table read, one process | {floor_s:.1f} | {floor_rows / floor_s:,.0f} | 1.00x |",
+        f"| lakecdc snapshot, steady state | {steady:.1f} | {args.rows / steady:,.0f} "
+        f"| {(args.rows / steady) / (floor_rows / floor_s):.2f}x |",
+        f"| lakecdc snapshot, whole command | {snap_s:.1f} | {args.rows / snap_s:,.0f} | |",
+        f"| start-up (1-row table) | {base_s:.1f} | | |",
+    ]
 
 
 def _parallel_head(args: argparse.Namespace) -> list[str]:
