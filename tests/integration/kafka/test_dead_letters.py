@@ -1,8 +1,11 @@
 """Bad input with a real broker, real Spark and real Paimon files (#24, dead letters):
 
 - --errors-tolerance all --dead-letter-table ods.dlq: ten poison messages of different kinds among
-  100,000 good ones; the job is SIGKILLed mid-stream and restarted: every good row in its table, exactly
-  the ten bad ones in the dead-letter table with their positions, raw bytes and reasons, none twice.
+  100,000 good ones; the job (every micro-batch written by two tasks, one per core) is SIGKILLed
+  mid-stream and restarted: every good row in its table and every change once in its changelog,
+  exactly the ten bad ones in the dead-letter table with their positions, raw bytes and reasons, none
+  twice. (This is also the SIGKILL test of a plain kafka-sync-database job: test_sync.py had its own,
+  the same checks on a smaller stream, merged here.)
 - The default stops at the first bad message, naming its position and the two ways on; --skip-offsets
   moves past it on the same checkpoint, and the skip is recorded in the dead-letter table when there is
   one; --max-dead-letters stops a batch with too many before it commits.
@@ -28,7 +31,9 @@ from deploy.local_kafka import LocalKafka
 from ingest.cli.settings import SyncSettings
 from ingest.job import JobFailed, run
 from ingest.streaming.checkpoint import SKIPS_FILE
+from tests.chaos.harness import LOAD_FLAKE
 from tests.conftest import ROOT
+from tests.integration.kafka.test_sync import _assert_table_matches
 from tests.paimon_read import read_pypaimon, read_rust
 
 TABLES = ("orders", "customers")
@@ -82,8 +87,12 @@ def _with_poison(stream: CanalStream, poison: list[bytes]) -> Placed:
     return messages, where
 
 
-def _assert_tables(warehouse: str, stream: CanalStream) -> None:
+def _assert_tables(warehouse: str, stream: CanalStream, changelog: bool = False) -> None:
+    """Both readers give the stream's final rows; ``changelog``: every change once, in order per key."""
     for table in TABLES:
+        if changelog:
+            _assert_table_matches(warehouse, stream, table)
+            continue
         expected = sorted((typed(r) for r in stream.expected[table].values()), key=lambda r: r["id"])
         assert read_rust(warehouse, f"ods.{table}") == expected, table
         assert read_pypaimon(warehouse, f"ods.{table}") == expected, table
@@ -110,7 +119,9 @@ def test_poison_messages_go_to_the_dead_letter_table_exactly_once_across_a_sigki
         sys.executable, "-m", "ingest", "kafka_sync_database", "--warehouse", warehouse, "--database", "ods",
         "--kafka_conf", f"properties.bootstrap.servers={kafka.bootstrap}", "--kafka_conf", f"topic={topic_name}",
         "--kafka_conf", "value.format=canal-json", "--max-offsets-per-trigger", "5000", "--available-now",
-        "--spark-conf", "spark.master=local[2]", "--errors-tolerance", "all", "--dead-letter-table", "ods.dlq",
+        # local mode that retries a failed task (a Python worker too slow to connect back on a loaded machine)
+        "--spark-conf", "spark.master=local[2,4]", "--errors-tolerance", "all", "--dead-letter-table", "ods.dlq",
+        "--parallel-write-min-rows", "0",  # every micro-batch written by two tasks (one per core), each its own buckets
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log_path = tmp_path / "first-run.log"
@@ -130,8 +141,14 @@ def test_poison_messages_go_to_the_dead_letter_table_exactly_once_across_a_sigki
     committed_before = len(_dead_letters(warehouse))
     assert 0 < committed_before < len(POISON)
 
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
-    (tmp_path / "second-run.log").write_text(done.stderr + done.stdout)
+    for attempt in range(3):
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+        (tmp_path / f"second-run-{attempt}.log").write_text(done.stderr + done.stdout)
+        if done.returncode == 0 or LOAD_FLAKE not in done.stderr:
+            break
+        # A Python worker too slow to connect back on a loaded machine (tests/chaos/harness.py): the
+        # operator's restart, from the checkpoint; what the failed run committed counts as before.
+        committed_before = len(_dead_letters(warehouse))
     assert done.returncode == 0, done.stderr[-3000:]
     resumed = re.search(r"lakecdc: (\d+) change events.*; (\d+) dead letters", done.stdout)
     assert resumed is not None, done.stdout
@@ -139,7 +156,7 @@ def test_poison_messages_go_to_the_dead_letter_table_exactly_once_across_a_sigki
     assert int(resumed.group(2)) == len(POISON) - committed_before  # the restart's own, none again
     assert "dead_letters=" in done.stderr + done.stdout  # in the "micro-batch committed" event
 
-    _assert_tables(warehouse, stream)
+    _assert_tables(warehouse, stream, changelog=True)
     letters = _dead_letters(warehouse)
     assert len(letters) == len(POISON)  # exactly the ten, none twice
     by_value = {d["value"]: d for d in letters}
