@@ -113,13 +113,17 @@ class Hadoop:
     def replace(self, tmp: Any, target: Any, uri: str) -> None:
         """Move ``tmp`` over ``target``: a plain rename when the target is new or the filesystem
         replaces on rename (a local disk), else FileContext's rename with OVERWRITE."""
+        if not self.filesystem(uri).rename(tmp, target):
+            self.rename_over(tmp, target, uri)
+
+    def rename_over(self, tmp: Any, target: Any, uri: str) -> None:
+        """Rename ``tmp`` to the existing ``target``, replacing it: FileContext's rename with OVERWRITE (atomic
+        on HDFS); a scheme without an AbstractFileSystem deletes, then renames."""
         fs = self.filesystem(uri)
-        if fs.rename(tmp, target):
-            return
         options = self.gateway.new_array(self.jvm.org.apache.hadoop.fs.Options.Rename, 1)
         options[0] = self.jvm.org.apache.hadoop.fs.Options.Rename.OVERWRITE
         try:
-            context = self.jvm.org.apache.hadoop.fs.FileContext.getFileContext(target.toUri(), self.conf)
+            context = self.jvm.org.apache.hadoop.fs.FileContext.getFileContext(target.toUri(), self._private_conf())
         except Exception as exc:  # no AbstractFileSystem for the scheme: delete, then rename
             if "UnsupportedFileSystemException" not in java_class(exc):
                 raise

@@ -203,7 +203,7 @@ class SyncSettings(BaseSettings):
         if self.checkpoint is None:
             raise ValueError(
                 f"--warehouse {self.warehouse} is on object storage: give --checkpoint a local or shared path "
-                "(the default, <warehouse>/_lakecdc/checkpoints/<job>, would be on object storage, where Spark "
+                "or a URI Spark's Hadoop serves (s3a:// with hadoop-aws, hdfs://...) (the default, <warehouse>/_lakecdc/checkpoints/<job>, would be on object storage, where Spark "
                 "here cannot keep its checkpoint)"
             )
         check_lease_support(self.warehouse)

@@ -135,6 +135,21 @@ def test_create_exclusive_through_hadoop_keeps_the_first_file(hadoop: Hadoop, vi
         list(HadoopFile.of(f"{uri}/none", hadoop).iterdir())
 
 
+@pytest.mark.parametrize("form", ["viewfs", "file-uri"])
+def test_filecontext_rename_with_overwrite_replaces_the_target(
+    hadoop: Hadoop, viewfs_root: tuple[str, Path], tmp_path: Path, form: str
+) -> None:
+    """The replace HDFS and object stores need (their FileSystem.rename will not replace a file; a local
+    disk's does, so write_text here never takes this path by itself)."""
+    uri, target = viewfs_root if form == "viewfs" else (f"file://{tmp_path}/plain", tmp_path / "plain")
+    old, new = HadoopFile.of(f"{uri}/r/target", hadoop), HadoopFile.of(f"{uri}/r/.target.tmp", hadoop)
+    old.write_text("old")
+    new.write_text("new")
+    hadoop.rename_over(hadoop.path(new.uri), hadoop.path(old.uri), old.uri)
+    assert (target / "r" / "target").read_text() == "new" and old.read_text() == "new"
+    assert [p.name for p in (target / "r").iterdir()] == ["target"]
+
+
 def test_the_checkpoint_lease_through_hadoop(hadoop: Hadoop, viewfs_root: tuple[str, Path]) -> None:
     uri, target = viewfs_root
     # a viewfs checkpoint on this machine's disk: its local directory, under flock as a local checkpoint
