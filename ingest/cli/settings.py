@@ -203,8 +203,9 @@ class SyncSettings(BaseSettings):
         if self.checkpoint is None:
             raise ValueError(
                 f"--warehouse {self.warehouse} is on object storage: give --checkpoint a local or shared path "
-                "or a URI Spark's Hadoop serves (s3a:// with hadoop-aws, hdfs://...) (the default, <warehouse>/_lakecdc/checkpoints/<job>, would be on object storage, where Spark "
-                "here cannot keep its checkpoint)"
+                "or a URI Spark's Hadoop serves (s3a:// with hadoop-aws, hdfs://...); the default, "
+                "<warehouse>/_lakecdc/checkpoints/<job>, would be an s3:// location, which Spark's Hadoop has no "
+                "filesystem for"
             )
         check_lease_support(self.warehouse)
         # s3.* options the command line lacks, from AWS_* variables: the same for every reader and writer
