@@ -118,7 +118,7 @@ def test_poison_messages_go_to_the_dead_letter_table_exactly_once_across_a_sigki
     argv = [
         sys.executable, "-m", "ingest", "kafka_sync_database", "--warehouse", warehouse, "--database", "ods",
         "--kafka_conf", f"properties.bootstrap.servers={kafka.bootstrap}", "--kafka_conf", f"topic={topic_name}",
-        "--kafka_conf", "value.format=canal-json", "--max-offsets-per-trigger", "5000", "--available-now",
+        "--kafka_conf", "value.format=canal-json", "--max-offsets-per-trigger", "10000", "--available-now",
         # local mode that retries a failed task (a Python worker too slow to connect back on a loaded machine)
         "--spark-conf", "spark.master=local[2,4]", "--errors-tolerance", "all", "--dead-letter-table", "ods.dlq",
         "--parallel-write-min-rows", "0",  # every micro-batch written by two tasks (one per core), each its own buckets
