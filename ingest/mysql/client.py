@@ -408,61 +408,8 @@ def table_columns(c: Any, database: str, table: str) -> tuple[list[tuple[str, st
     return columns, [str(k[0]) for k in keys]
 
 
-_INTEGER = re.compile(r"^(tinyint|smallint|mediumint|int|integer|bigint)\b", re.IGNORECASE)
-
-
 def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-# A chunk's rows are held whole by its read task until its HW (then written): at most about this many
-# bytes of them as the server stores them (information_schema's AVG_ROW_LENGTH), so that a wide table's
-# chunk of ``chunk_size`` rows does not become gigabytes (a row costs several times its stored size in
-# Python). 64 MiB: a 32,768-row chunk of rows up to 2 KiB keeps its size.
-CHUNK_MAX_BYTES = 64 << 20
-
-
-def plan_chunks(
-    c: Any, database: str, table: str, key_columns: list[str], key_types: list[str], chunk_size: int
-) -> list[tuple[int | None, int | None]]:
-    """Key ranges [lo, hi) of about ``chunk_size`` rows each, fewer where rows are wide (at most about
-    ``CHUNK_MAX_BYTES``; open ends as None).
-
-    Split on the first primary-key column (Flink CDC's chunk key column) when it is an integer, by key
-    arithmetic between MIN and MAX (Flink CDC's evenly-distributed split): a composite key's chunk holds
-    every row whose first column is in its range. Any other table is one chunk: a string's order is
-    its collation's, which Python's comparisons of binlog keys against chunk bounds would not follow.
-    Ranges cover the whole key space, so a row inserted beyond MAX still belongs to the last chunk.
-    """
-    if not key_columns or not _INTEGER.match(key_types[0]):
-        return [(None, None)]
-    key = quote(key_columns[0])
-    lo, hi, count = query(c, f"SELECT MIN({key}), MAX({key}), COUNT(*) FROM {quote(database)}.{quote(table)}")[0]
-    chunk_size = min(chunk_size, _rows_within_bytes(c, database, table))
-    if lo is None or count <= chunk_size:
-        return [(None, None)]
-    lo, hi, count = int(lo), int(hi), int(count)
-    step = max(1, (hi - lo + 1) * chunk_size // count)
-    bounds = list(range(lo + step, hi + 1, step))
-    ranges: list[tuple[int | None, int | None]] = []
-    previous: int | None = None
-    for b in bounds:
-        ranges.append((previous, b))
-        previous = b
-    ranges.append((previous, None))
-    return ranges
-
-
-def _rows_within_bytes(c: Any, database: str, table: str) -> int:
-    """How many rows of the table's average stored length fit in ``CHUNK_MAX_BYTES`` (no bound where
-    the server keeps no estimate yet)."""
-    rows = query(
-        c,
-        "SELECT AVG_ROW_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-        (database, table),
-    )
-    length = int(rows[0][0] or 0) if rows else 0
-    return max(1, CHUNK_MAX_BYTES // length) if length > 0 else 1 << 62
 
 
 def binlog_scan(conn: MySqlConnection, server_id: int, file: str, events: list[type]) -> Any:

@@ -1,7 +1,8 @@
 """Snapshot chunks of any primary key, and where a key lies among them.
 
-``client.plan_chunks`` splits a table whose first key column is a dense integer by key arithmetic
-between MIN and MAX (Flink CDC's evenly-distributed split). Every other table is split where the
+Chunks split on the table's first primary-key column (Flink CDC's chunk key column): a composite key's
+chunk holds every row whose first column is in its range. A dense integer column is split by key
+arithmetic between MIN and MAX (Flink CDC's evenly-distributed split). Every other table is split where the
 server's own order puts a chunk's worth of rows (Flink CDC's query-driven split): a string key (a UUID),
 and an integer key so sparse that arithmetic ranges would hold nothing or nearly everything (Flink CDC's
 ``chunk-key.even-distribution.factor.upper-bound``, 1000 keys per row). Each bound is the key found
@@ -21,7 +22,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ingest.mysql import client
 from ingest.mysql.client import query, quote
 from schema_evolution.collation_order import local_order
 
@@ -36,23 +36,47 @@ Bound = Any  # int or str; None for an open end
 InRange = Callable[[Any, Bound, Bound], bool]
 
 
+# A chunk's rows are held whole by its read task until its HW (then written): at most about this many
+# bytes of them as the server stores them (information_schema's AVG_ROW_LENGTH), so that a wide table's
+# chunk of ``chunk_size`` rows does not become gigabytes (a row costs several times its stored size in
+# Python). 64 MiB: a 32,768-row chunk of rows up to 2 KiB keeps its size.
+CHUNK_MAX_BYTES = 64 << 20
+
+
 def plan_chunks(
     c: Any, database: str, table: str, key_columns: list[str], key_types: list[str], chunk_size: int
 ) -> list[tuple[Bound, Bound]]:
-    """Key ranges [lo, hi) of about ``chunk_size`` rows each (fewer where rows are wide), covering the
-    whole key space; open ends as None. One range where the table fits in a chunk or its first key
-    column is neither an integer nor a CHAR/VARCHAR (binary and temporal keys)."""
-    if not key_columns:
+    """Key ranges [lo, hi) of about ``chunk_size`` rows each, fewer where rows are wide (at most about
+    ``CHUNK_MAX_BYTES``), covering the whole key space (a row inserted beyond MAX belongs to the last
+    one); open ends as None. One range where the table fits in a chunk or its first key column is
+    neither an integer nor a CHAR/VARCHAR (binary and temporal keys)."""
+    if not key_columns or not (_INTEGER.match(key_types[0]) or _TEXT.match(key_types[0])):
         return [(None, None)]
-    if _INTEGER.match(key_types[0]):
-        key, name = quote(key_columns[0]), f"{quote(database)}.{quote(table)}"
-        lo, hi, count = query(c, f"SELECT MIN({key}), MAX({key}), COUNT(*) FROM {name}")[0]
-        if lo is None or (int(hi) - int(lo) + 1) <= EVEN_FACTOR_MAX * int(count):
-            return client.plan_chunks(c, database, table, key_columns, key_types, chunk_size)
-    elif not _TEXT.match(key_types[0]):
+    chunk_size = min(chunk_size, _rows_within_bytes(c, database, table))
+    if _TEXT.match(key_types[0]):
+        return query_chunks(c, database, table, key_columns[0], chunk_size)
+    key, name = quote(key_columns[0]), f"{quote(database)}.{quote(table)}"
+    lo, hi, count = query(c, f"SELECT MIN({key}), MAX({key}), COUNT(*) FROM {name}")[0]
+    if lo is None or count <= chunk_size:
         return [(None, None)]
-    size = min(chunk_size, client._rows_within_bytes(c, database, table))
-    return query_chunks(c, database, table, key_columns[0], size)
+    lo, hi, count = int(lo), int(hi), int(count)
+    if hi - lo + 1 > EVEN_FACTOR_MAX * count:
+        return query_chunks(c, database, table, key_columns[0], chunk_size)
+    step = max(1, (hi - lo + 1) * chunk_size // count)
+    edges: list[Bound] = [None, *range(lo + step, hi + 1, step), None]
+    return list(itertools.pairwise(edges))
+
+
+def _rows_within_bytes(c: Any, database: str, table: str) -> int:
+    """How many rows of the table's average stored length fit in ``CHUNK_MAX_BYTES`` (no bound where
+    the server keeps no estimate yet)."""
+    rows = query(
+        c,
+        "SELECT AVG_ROW_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+        (database, table),
+    )
+    length = int(rows[0][0] or 0) if rows else 0
+    return max(1, CHUNK_MAX_BYTES // length) if length > 0 else 1 << 62
 
 
 def query_chunks(c: Any, database: str, table: str, column: str, chunk_size: int) -> list[tuple[Bound, Bound]]:

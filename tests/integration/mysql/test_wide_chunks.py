@@ -9,8 +9,8 @@ import itertools
 import pytest
 
 from deploy.local_mariadb import LocalMariaDB
-from ingest.mysql import client
-from ingest.mysql.client import plan_chunks
+from ingest.mysql import key_chunks
+from ingest.mysql.key_chunks import plan_chunks
 
 ROWS = 3000
 
@@ -43,7 +43,7 @@ def test_wide_rows_are_split_into_chunks_of_bounded_bytes(
             cur.executemany("INSERT INTO broad VALUES (%s, %s)", [(i, "x" * 3000) for i in range(1, ROWS + 1)])
             cur.execute("ANALYZE TABLE narrow, broad")  # the estimate a long-lived table has
             cur.fetchall()
-        monkeypatch.setattr(client, "CHUNK_MAX_BYTES", 1 << 20)  # 1 MiB: ~300 rows of 3 KB
+        monkeypatch.setattr(key_chunks, "CHUNK_MAX_BYTES", 1 << 20)  # 1 MiB: ~300 rows of 3 KB
         narrow = plan_chunks(conn, "wide", "narrow", ["id"], ["int(11)"], 32768)
         broad = plan_chunks(conn, "wide", "broad", ["id"], ["int(11)"], 32768)
     finally:
