@@ -101,15 +101,20 @@ def _floor_binlog(db: LocalMariaDB, start: tuple[str, int], end: tuple[str, int]
     return time.perf_counter() - started, n
 
 
-def _job(db: LocalMariaDB, warehouse: str, table: str, checkpoint: str, tasks: str | None = None) -> float:
-    """The job's seconds; ``tasks`` sets the binlog read tasks (LAKECDC_BINLOG_READ_TASKS; default: one
-    per core)."""
+def job_command(db: LocalMariaDB, warehouse: str, table: str, checkpoint: str) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of ``mysql-sync-table --available-now`` of shop.``table``."""
     argv = [sys.executable, "-m", "ingest", "mysql_sync_table", "--warehouse", warehouse, "--database", "ods"]
     argv += ["--table", table, "--available-now", "--checkpoint", checkpoint, "--spark-conf", "spark.master=local[2]"]
     for k, v in db.mysql_conf(**{"database-name": "shop", "table-name": table}).items():
         if k != "password":
             argv += ["--mysql_conf", f"{k}={v}"]
-    env = {**os.environ, "LAKECDC_LOG_LEVEL": "WARNING", "LAKECDC_MYSQL_PASSWORD": ROOT_PASSWORD}
+    return argv, {**os.environ, "LAKECDC_LOG_LEVEL": "WARNING", "LAKECDC_MYSQL_PASSWORD": ROOT_PASSWORD}
+
+
+def _job(db: LocalMariaDB, warehouse: str, table: str, checkpoint: str, tasks: str | None = None) -> float:
+    """The job's seconds; ``tasks`` sets the binlog read tasks (LAKECDC_BINLOG_READ_TASKS; default: one
+    per core)."""
+    argv, env = job_command(db, warehouse, table, checkpoint)
     env.pop("LAKECDC_BINLOG_READ_TASKS", None)
     if tasks is not None:
         env["LAKECDC_BINLOG_READ_TASKS"] = tasks

@@ -19,15 +19,14 @@ import argparse
 import os
 import random
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
 
-from bench.mysql import DDL, ROOT
+from bench.mysql import DDL, ROOT, job_command
 from bench.procs import PeakRss
 from bench.results import write_report
-from deploy.local_mariadb import ROOT_PASSWORD, LocalMariaDB
+from deploy.local_mariadb import LocalMariaDB
 
 
 def _load(db: LocalMariaDB, table: str, rows: int, uuid_keys: bool) -> None:
@@ -49,12 +48,7 @@ def _load(db: LocalMariaDB, table: str, rows: int, uuid_keys: bool) -> None:
 
 def _job(db: LocalMariaDB, warehouse: str, table: str, checkpoint: str) -> tuple[float, int, int]:
     """The job's seconds and its process tree's peak RSS and PSS."""
-    argv = [sys.executable, "-m", "ingest", "mysql_sync_table", "--warehouse", warehouse, "--database", "ods"]
-    argv += ["--table", table, "--available-now", "--checkpoint", checkpoint, "--spark-conf", "spark.master=local[2]"]
-    for k, v in db.mysql_conf(**{"database-name": "shop", "table-name": table}).items():
-        if k != "password":
-            argv += ["--mysql_conf", f"{k}={v}"]
-    env = {**os.environ, "LAKECDC_LOG_LEVEL": "WARNING", "LAKECDC_MYSQL_PASSWORD": ROOT_PASSWORD}
+    argv, env = job_command(db, warehouse, table, checkpoint)
     started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     with PeakRss(proc.pid, interval=0.5) as peak:
