@@ -94,7 +94,7 @@ def column_normalizer(column_type: str, zone: dt.tzinfo, timestamps_in_utc: bool
         return _bit_normalizer(_bits(column_type))
     # Held as STRING in Paimon; its MySQL action writes such values without trailing zeros
     # (Paimon's MySqlSyncTableActionITCase: FIXED(40,3) 1...1.110 is "1...1.11").
-    wide_decimal = _precision(column_type) > 38
+    wide_decimal = decimal_precision(column_type) > 38
     # (UTC wall clock is UTC: nothing to shift)
     shift = base == "TIMESTAMP" and timestamps_in_utc and zone is not UTC
     text_bytes = base in _TEXT_BASES
@@ -203,7 +203,8 @@ class RowNormalizer:
         return dict(zip(names, map(operator.call, self._row, row.values()), strict=True))
 
 
-def _precision(column_type: str) -> int:
+def decimal_precision(column_type: str) -> int:
+    """A DECIMAL column type's precision (MySQL's default 10 where none is written)."""
     if "(" not in column_type:
         return 10
     try:

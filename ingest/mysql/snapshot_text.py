@@ -39,15 +39,6 @@ def _base(column_type: str) -> str:
     return column_type.strip().split("(")[0].split()[0].upper()
 
 
-def _precision(column_type: str) -> int:
-    if "(" not in column_type:
-        return 10
-    try:
-        return int(column_type.split("(", 1)[1].split(",")[0].split(")")[0])
-    except ValueError:
-        return 10
-
-
 def kept_as_sent(column_type: str, binary_charset: bool, zone: dt.tzinfo, to_string: bool) -> bool:
     """Whether the text protocol's value of a column of ``column_type`` is already what normalizing
     pymysql's value would give (as canal text, or as the same value once converted to the column's
@@ -62,7 +53,7 @@ def kept_as_sent(column_type: str, binary_charset: bool, zone: dt.tzinfo, to_str
     if to_string:
         return False  # ``as_text`` rewrites decimals, date-times, DOUBLEs (Python's repr) and binaries
     if base in _DECIMALS:
-        return _precision(column_type) <= 38  # wider ones lose their trailing zeros
+        return mysql_values.decimal_precision(column_type) <= 38  # wider ones lose their trailing zeros
     if base == "DATETIME" or (base == "TIMESTAMP" and zone is mysql_values.UTC):
         return True
     return base == "DOUBLE" or base == "REAL" or base in _BINARIES
