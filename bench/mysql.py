@@ -198,12 +198,7 @@ def main() -> None:
         write_report([*_parallel_head(args), *parallel], "mysql-")
         return
     with tempfile.TemporaryDirectory(prefix="lakecdc-bench-mysql-") as tmp, LocalMariaDB() as db:
-        db.execute("CREATE DATABASE shop", DDL.format(t="shop.orders"), DDL.format(t="shop.empty"))
-        _load(db, "orders", args.rows)
-        _load(db, "empty", 1)
-        floor_s, floor_rows = _floor_snapshot(db, "orders")
-        base_s = _job(db, f"{tmp}/wh", "empty", f"{tmp}/ck-empty")
-        snap_s = _job(db, f"{tmp}/wh", "orders", f"{tmp}/ck")
+        floor_s, floor_rows, base_s, snap_s = _snapshot_runs(db, tmp, args.rows)
         conn = MySqlConnection("127.0.0.1", db.port, "root", ROOT_PASSWORD)
         with connect(conn) as c:
             before = master_status(c)
@@ -243,15 +238,21 @@ def main() -> None:
     write_report(lines, "mysql-")
 
 
+def _snapshot_runs(db: LocalMariaDB, tmp: str, rows: int) -> tuple[float, int, float, float]:
+    """Loads shop.orders (``rows`` rows) and shop.empty (1 row), then measures the floor's read of orders
+    and the job on each: (floor seconds, floor rows, empty job seconds, orders job seconds)."""
+    db.execute("CREATE DATABASE shop", DDL.format(t="shop.orders"), DDL.format(t="shop.empty"))
+    _load(db, "orders", rows)
+    _load(db, "empty", 1)
+    floor_s, floor_rows = _floor_snapshot(db, "orders")
+    base_s = _job(db, f"{tmp}/wh", "empty", f"{tmp}/ck-empty")
+    return floor_s, floor_rows, base_s, _job(db, f"{tmp}/wh", "orders", f"{tmp}/ck")
+
+
 def _only_snapshot(args: argparse.Namespace) -> list[str]:
     """The snapshot (#27's second target) against its floor, measured in one run."""
     with tempfile.TemporaryDirectory(prefix="lakecdc-bench-mysql-") as tmp, LocalMariaDB() as db:
-        db.execute("CREATE DATABASE shop", DDL.format(t="shop.orders"), DDL.format(t="shop.empty"))
-        _load(db, "orders", args.rows)
-        _load(db, "empty", 1)
-        floor_s, floor_rows = _floor_snapshot(db, "orders")
-        base_s = _job(db, f"{tmp}/wh", "empty", f"{tmp}/ck-empty")
-        snap_s = _job(db, f"{tmp}/wh", "orders", f"{tmp}/ck")
+        floor_s, floor_rows, base_s, snap_s = _snapshot_runs(db, tmp, args.rows)
     steady = snap_s - base_s
     load = os.getloadavg()
     return [
