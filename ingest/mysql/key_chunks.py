@@ -4,15 +4,18 @@ Chunks split on the table's first primary-key column (Flink CDC's chunk key colu
 chunk holds every row whose first column is in its range. A dense integer column is split by key
 arithmetic between MIN and MAX (Flink CDC's evenly-distributed split). Every other table is split where the
 server's own order puts a chunk's worth of rows (Flink CDC's query-driven split): a string key (a UUID),
-and an integer key so sparse that arithmetic ranges would hold nothing or nearly everything (Flink CDC's
-``chunk-key.even-distribution.factor.upper-bound``, 1000 keys per row). Each bound is the key found
-``chunk_size`` rows past the last one (``ORDER BY`` the column, on its index), so no chunk holds more
-than a chunk's rows plus the rows of its first key value.
+a BINARY/VARBINARY key (UUID bytes), a DATE, DATETIME, TIMESTAMP or DECIMAL key
+(``key_bounds``), and an integer key so sparse that arithmetic ranges would hold nothing or nearly
+everything (Flink CDC's ``chunk-key.even-distribution.factor.upper-bound``, 1000 keys per row). Each
+bound is the key found ``chunk_size`` rows past the last one (``ORDER BY`` the column, on its index),
+so no chunk holds more than a chunk's rows plus the rows of its first key value.
 
 A string chunk's bounds are in its column's collation, so the binlog keys placed among them (the
 chunk's LW..HW changes, the binlog phase's "has the snapshot read this key already") are compared in
 that order: in Python where ``schema_evolution.collation_order`` proves it the collation's, else by
-the server (``TextRange``).
+the server (``TextRange``). Binary, temporal and decimal bounds are compared as the server orders
+them (``key_bounds.TypedRange``: memcmp of BINARY(n)'s padded bytes, datetimes and decimals by value).
+Any other first key column (TIME, YEAR, FLOAT/DOUBLE, BIT, ENUM/SET, ...) is one chunk, held whole.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ingest.mysql.client import query, quote
+from ingest.mysql.key_bounds import TypedRange, binary_width, bounds_typed, encode_bound, typed_key
 from schema_evolution.collation_order import local_order
 
 # rows per key value beyond which arithmetic ranges of an integer key are mostly empty (Flink CDC's
@@ -32,7 +36,7 @@ _INTEGER = re.compile(r"^(tinyint|smallint|mediumint|int|integer|bigint)\b", re.
 _TEXT = re.compile(r"^(char|varchar)\b", re.IGNORECASE)
 _NAME = re.compile(r"\w+")
 
-Bound = Any  # int or str; None for an open end
+Bound = Any  # int, str, bytes, date, datetime or Decimal (``key_bounds``); None for an open end
 InRange = Callable[[Any, Bound, Bound], bool]
 
 
@@ -49,12 +53,17 @@ def plan_chunks(
     """Key ranges [lo, hi) of about ``chunk_size`` rows each, fewer where rows are wide (at most about
     ``CHUNK_MAX_BYTES``), covering the whole key space (a row inserted beyond MAX belongs to the last
     one); open ends as None. One range where the table fits in a chunk or its first key column is
-    neither an integer nor a CHAR/VARCHAR (binary and temporal keys)."""
-    if not key_columns or not (_INTEGER.match(key_types[0]) or _TEXT.match(key_types[0])):
+    none of an integer, a CHAR/VARCHAR, or a ``key_bounds.typed_key`` (binary, DATE/DATETIME/TIMESTAMP,
+    DECIMAL), or where a typed bound is not of its column's Python type (a zero date)."""
+    typed = bool(key_columns) and typed_key(key_types[0])
+    if not key_columns or not (_INTEGER.match(key_types[0]) or _TEXT.match(key_types[0]) or typed):
         return [(None, None)]
     chunk_size = min(chunk_size, _rows_within_bytes(c, database, table))
     if _TEXT.match(key_types[0]):
         return query_chunks(c, database, table, key_columns[0], chunk_size)
+    if typed:
+        chunks = query_chunks(c, database, table, key_columns[0], chunk_size)
+        return chunks if bounds_typed(key_types[0], [hi for _lo, hi in chunks[:-1]]) else [(None, None)]
     key, name = quote(key_columns[0]), f"{quote(database)}.{quote(table)}"
     lo, hi, count = query(c, f"SELECT MIN({key}), MAX({key}), COUNT(*) FROM {name}")[0]
     if lo is None or count <= chunk_size:
@@ -65,6 +74,14 @@ def plan_chunks(
     step = max(1, (hi - lo + 1) * chunk_size // count)
     edges: list[Bound] = [None, *range(lo + step, hi + 1, step), None]
     return list(itertools.pairwise(edges))
+
+
+def offset_chunks(
+    c: Any, database: str, table: str, key_columns: list[str], key_types: list[str], chunk_size: int
+) -> list[tuple[Any, Any]]:
+    """``plan_chunks``' ranges with their bounds as offsets hold them (JSON, ``key_bounds.encode_bound``)."""
+    chunks = plan_chunks(c, database, table, key_columns, key_types, chunk_size)
+    return [(encode_bound(lo), encode_bound(hi)) for lo, hi in chunks]
 
 
 def _rows_within_bytes(c: Any, database: str, table: str) -> int:
@@ -99,6 +116,10 @@ def query_chunks(c: Any, database: str, table: str, column: str, chunk_size: int
 
 def text_bounds(chunks: list[tuple[Bound, Bound]]) -> bool:
     return any(isinstance(b, str) for lo, hi in chunks for b in (lo, hi))
+
+
+def _typed_bounds(chunks: list[tuple[Bound, Bound]]) -> bool:
+    return any(b is not None and not isinstance(b, int | str) for lo, hi in chunks for b in (lo, hi))
 
 
 class TextRange:
@@ -140,7 +161,16 @@ class TextRange:
 
 
 def range_test(c: Any, database: str, table: str, column: str, bounds: list[tuple[Bound, Bound]]) -> InRange:
-    """How to test a key of the table against ``bounds``' ranges: by collation where they are strings."""
+    """How to test a key of the table against ``bounds``' ranges: by collation where they are strings,
+    as the server orders binary, temporal and decimal values where they are those (``TypedRange``)."""
     if text_bounds(bounds):
         return TextRange(c, database, table, column)
+    if _typed_bounds(bounds):
+        found = query(
+            c,
+            "SELECT COLUMN_TYPE FROM information_schema.COLUMNS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND COLUMN_NAME = %s",
+            (database, table, column),
+        )
+        return TypedRange(binary_width(str(found[0][0])) if found else 0)
     return lambda key, lo, hi: (lo is None or key >= lo) and (hi is None or key < hi)

@@ -27,6 +27,7 @@ from ingest.mysql.client import (
     quote,
     table_definitions,
 )
+from ingest.mysql.key_bounds import binlog_key, decode_bound, encode_bound, key_widths
 from ingest.mysql.key_chunks import InRange, range_test
 from ingest.mysql.key_diff import ResnapshotChunkPartition, gone_keys
 from ingest.mysql.snapshot_text import RowsByKey, read_text_rows
@@ -92,12 +93,14 @@ class SnapshotRegistry:
             retired = {k: {**e, "hw": None, "old_hw": e.get("hw") or e.get("old_hw")} for k, e in entries.items()}
             write_atomically(self.path, json.dumps(retired, sort_keys=True))
 
-    def by_table(self) -> dict[str, list[tuple[int | None, int | None, str, int]]]:
-        out: dict[str, list[tuple[int | None, int | None, str, int]]] = {}
+    def by_table(self) -> dict[str, list[tuple[Any, Any, str, int]]]:
+        """Each table's chunks (lo, hi, HW file, HW position), their bounds decoded (``key_bounds``)."""
+        out: dict[str, list[tuple[Any, Any, str, int]]] = {}
         for e in self.load().values():
             if e.get("hw") is None:
                 continue  # retired after a failover
-            out.setdefault(f"{e['database']}.{e['table']}", []).append((e["lo"], e["hi"], e["hw"][0], e["hw"][1]))
+            lo, hi = decode_bound(e["lo"]), decode_bound(e["hi"])
+            out.setdefault(f"{e['database']}.{e['table']}", []).append((lo, hi, e["hw"][0], e["hw"][1]))
         return out
 
 
@@ -221,7 +224,7 @@ def _read_chunk_rows(
             normalize = mysql_values.RowNormalizer(types, *text) if text is not None else None
             in_range = range_test(c, chunk.database, chunk.table, keys[0], [(chunk.lo, chunk.hi)])
             backfill(rows, ((op, before, after) for op, _db, _t, before, after, _pos, _ts in changes), chunk, keys,
-                     columns, normalize, in_range)  # fmt: skip
+                     columns, normalize, in_range, key_widths(types, keys))  # fmt: skip
     return rows, types, high, schema
 
 
@@ -233,6 +236,7 @@ def backfill(
     columns: tuple[str, ...],
     normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     in_range: InRange | None = None,
+    widths: tuple[int, ...] = (),
 ) -> None:
     """Applies the chunk's table's binlog changes between LW and HW to the rows its SELECT read.
 
@@ -241,14 +245,22 @@ def backfill(
     puts its row. A key-changing UPDATE is so a delete of the old key where that one lies and an
     insert of the new key where that one lies (#23), as in Debezium and Flink CDC. ``normalize``: the
     rows are normalized ones (a SELECT read as text), and so are those put. ``in_range``: how a key is
-    placed in the chunk (string bounds in their collation, ``key_chunks.range_test``)."""
+    placed in the chunk (string bounds in their collation, ``key_chunks.range_test``). ``widths``: the
+    n of each BINARY(n) key column (0 otherwise), whose binlog values lack the trailing 0x00 bytes the
+    SELECT's keys have (``key_bounds.binlog_key``)."""
+
+    def key_of(image: dict[str, Any]) -> tuple[Any, ...]:
+        if not widths:
+            return tuple(image[k] for k in keys)
+        return tuple(binlog_key(image[k], w) for k, w in zip(keys, widths, strict=True))
+
     for op, before, after in changes:
         for half, old, new in key_change_halves(op, before, after, keys):
             if old is not None and chunk.contains(old[keys[0]], in_range):
-                rows.pop(tuple(old[k] for k in keys), None)
+                rows.pop(key_of(old), None)
             if half is not Op.DELETE and new is not None and chunk.contains(new[keys[0]], in_range):
                 row = {col: new.get(col) for col in columns}
-                rows[tuple(new[k] for k in keys)] = row if normalize is None else normalize(row)
+                rows[key_of(new)] = row if normalize is None else normalize(row)
 
 
 def _read_chunk_rows_again(
@@ -355,8 +367,8 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition, as_text: bool = True
                 "database": chunk.database,
                 "table": chunk.table,
                 "target": target,
-                "lo": chunk.lo,
-                "hi": chunk.hi,
+                "lo": encode_bound(chunk.lo),
+                "hi": encode_bound(chunk.hi),
                 "hw": list(high),
                 "rows": len(rows),
                 **({"deleted": len(gone)} if scan is not None else {}),

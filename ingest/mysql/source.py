@@ -4,7 +4,7 @@ snapshot read in parallel by Spark tasks, then the binlog — with offsets in th
 The snapshot follows Flink CDC's incremental snapshot algorithm, without a global lock:
 
 1. At the start the driver notes the binlog position P0 and splits each table into primary-key
-   chunks (``key_chunks.plan_chunks``).
+   chunks (``key_chunks.plan_chunks``; bounds in JSON, ``key_bounds``).
 2. A chunk task notes the position LW, SELECTs its key range, notes HW, then reads the binlog
    from LW to HW and applies that table's changes in its range to what it read: the chunk is then
    exactly the table's rows in that range *as of HW*. It reports HW as a mark.
@@ -70,7 +70,7 @@ from ingest.mysql.client import (
 )
 from ingest.mysql.failover import Failover, moved_server
 from ingest.mysql.gtid import GtidSet
-from ingest.mysql.key_chunks import plan_chunks
+from ingest.mysql.key_chunks import offset_chunks
 from ingest.mysql.key_diff import KeyScan, ResnapshotChunkPartition
 from ingest.mysql.resnapshot import Resnapshot
 from ingest.mysql.schema_history import SchemaHistory, check_binlog_position
@@ -192,7 +192,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 continue
             types = dict(columns)
             split_keys = keys or list(spec.parse.primary_keys)
-            for lo, hi in plan_chunks(
+            for lo, hi in offset_chunks(
                 c, database, table, split_keys, [types.get(k, "") for k in split_keys], spec.chunk_size
             ):
                 chunks.append([database, table, lo, hi])

@@ -17,6 +17,7 @@ from pyspark.sql.datasource import (
 from ingest.mysql.client import (
     MySqlConnection,
 )
+from ingest.mysql.key_bounds import decode_bound
 from ingest.pipeline.assembler import ChunkAssembler
 from ingest.pipeline.parse_spec import ParseSpec
 from schema_evolution.mysql_tables import TableDef
@@ -81,12 +82,18 @@ class MySqlSourceSpec:
 class Chunk:
     database: str
     table: str
-    lo: Any  # int or str (``key_chunks``); None: open
+    lo: Any  # int, str, bytes, date, datetime or Decimal (``key_chunks``); None: open
     hi: Any
+
+    def __post_init__(self) -> None:
+        # bounds come from an offset's JSON tagged (``key_bounds.encode_bound``)
+        object.__setattr__(self, "lo", decode_bound(self.lo))
+        object.__setattr__(self, "hi", decode_bound(self.hi))
 
     def contains(self, key: Any, in_range: Callable[[Any, Any, Any], bool] | None = None) -> bool:
         """Whether the key lies in [lo, hi): by ``in_range`` where given (string bounds, compared in
-        their collation: ``key_chunks.range_test``), else by Python's order (integer bounds)."""
+        their collation, and binary, temporal and decimal ones: ``key_chunks.range_test``), else by
+        Python's order (integer bounds)."""
         if in_range is not None:
             return in_range(key, self.lo, self.hi)
         return (self.lo is None or key >= self.lo) and (self.hi is None or key < self.hi)
