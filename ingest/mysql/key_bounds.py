@@ -9,17 +9,19 @@ key columns with pymysql's decoders). The binlog decoder (mysql-replication) giv
 one difference: a BINARY(n) value without its trailing 0x00 bytes, and TIMESTAMPs as naive UTC
 (``utcfromtimestamp``). ``TypedRange`` pads those back, so Python's order of the values is the
 server's: bytes by memcmp, datetimes and decimals by value. Passed back as ``WHERE key >= %s``,
-pymysql writes bytes as ``_binary'…'``, a datetime as its text to the microsecond (read in the UTC
+pymysql writes bytes as ``_binary X'…'``, a datetime as its text to the microsecond (read in the UTC
 session, so a TIMESTAMP bound names the same instant) and a Decimal as its plain digits.
 
 Offsets and the chunk registry are JSON: ``encode_bound`` tags these bounds (``{"bytes": hex}``,
 ``{"datetime": iso}``, ``{"date": iso}``, ``{"decimal": text}``); ``decode_bound`` turns them back.
 Integers and strings travel as they are.
 
-Not split (one chunk, as before): TIME (pymysql writes a negative ``timedelta`` wrongly), YEAR (the
-binlog gives year 0 as 1900), FLOAT/DOUBLE, BIT, ENUM/SET, and any other type. A zero or invalid DATE or
-DATETIME (non-strict SQL modes) is a ``str`` from pymysql and None from the binlog: a table whose
-bounds would be one is read as one chunk; a binlog key None is placed as the lowest key.
+Not split (one chunk, as before): TIME (mysql-replication's decoding of a negative TIME with a
+fraction is not checked here), YEAR (the binlog gives year 0 as 1900), FLOAT/DOUBLE, BIT, ENUM/SET, and
+any other type. A zero or invalid DATE or DATETIME (non-strict SQL modes) is a ``str`` from pymysql and
+None from the binlog: a table whose bounds would be one is read as one chunk; a binlog key None is
+placed as the lowest key (right for a zero date, the lowest value; an invalid date such as 2024-02-30
+under ALLOW_INVALID_DATES may so be placed in the wrong chunk).
 """
 
 from __future__ import annotations
