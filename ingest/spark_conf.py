@@ -22,6 +22,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from ingest.workers.spark_path import with_site_hook
+
 # The local-mode driver JVM is the executor too, and it only moves chunks (large binary values)
 # between Python workers and its cache (~100 MiB live), bench/README.md:
 # - C1 only: C2's optimising compiler spent 19 s of CPU per 1M-message run on the two cores the
@@ -170,6 +172,8 @@ def session_conf(
         if master.startswith("local"):
             if environ is None:
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+                # the Python processes this JVM starts import PySpark installed, not from its zip
+                os.environ["PYTHONPATH"] = with_site_hook(os.environ.get("PYTHONPATH"))
             local = {
                 "spark.driver.host": "127.0.0.1",
                 "spark.driver.bindAddress": "127.0.0.1",

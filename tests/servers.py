@@ -14,6 +14,7 @@ import pytest
 
 from deploy.local_kafka import LocalKafka
 from deploy.local_mariadb import LocalMariaDB
+from ingest.workers.spark_path import with_site_hook
 
 
 @pytest.fixture(scope="session")
@@ -41,6 +42,8 @@ def spark() -> Iterator[Any]:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # as lakecdc's local sessions: Spark's Python processes import the installed PySpark, not its zip
+    os.environ["PYTHONPATH"] = with_site_hook(os.environ.get("PYTHONPATH"))
     # Split Kafka ranges into many small tasks, so every test also checks that a table's rows are
     # written in Kafka order across splits (the Python planner inherits the JVM's environment).
     os.environ.setdefault("LAKECDC_SPLIT_MESSAGES", "40")

@@ -3,6 +3,7 @@ and confs win; lakecdc's local defaults only when nothing else set a master."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from ingest.spark_conf import (
     spark_defaults_file,
     submit_args_master,
 )
+from ingest.workers.spark_path import with_site_hook
 
 NO_ENV: dict[str, str] = {}
 
@@ -95,3 +97,17 @@ def test_log4j_profile_is_quiet_unless_verbose() -> None:
     quiet, verbose = Path(log4j_file(False)).read_text(), Path(log4j_file(True)).read_text()
     assert "rootLogger.level = warn" in quiet
     assert "logger.task.level = off" in quiet and "logger.task.level = warn" in verbose
+
+
+def test_a_local_master_starts_its_python_processes_with_the_site_hook(monkeypatch: pytest.MonkeyPatch) -> None:
+    # PySpark passes this process's environment to the JVM it launches, and Spark adds its PYTHONPATH
+    # to every Python process it starts (ingest/workers/spark_path.py)
+    for name in ("LAKECDC_SPARK_MASTER", "PYSPARK_SUBMIT_ARGS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    monkeypatch.setenv("PYTHONPATH", "/a")
+    session_conf({}, defaults={})
+    assert os.environ["PYTHONPATH"] == with_site_hook("/a")
+    monkeypatch.setenv("PYTHONPATH", "/a")
+    session_conf({"spark.master": "spark://h:7077"}, defaults={})
+    assert os.environ["PYTHONPATH"] == "/a"  # a cluster's executors start their workers themselves
