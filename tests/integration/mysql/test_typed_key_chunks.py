@@ -9,6 +9,8 @@ import datetime as dt
 import itertools
 import json
 import random
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
@@ -18,12 +20,15 @@ from typing import Any
 import pytest
 
 from deploy.local_mariadb import ROOT_PASSWORD, LocalMariaDB
+from ingest.job import run
 from ingest.mysql.binlog_stream import binlog_rows
 from ingest.mysql.client import MySqlConnection, connect, master_status
 from ingest.mysql.key_chunks import offset_chunks, plan_chunks, range_test
 from ingest.mysql.spec import Chunk, MySqlSourceSpec
 from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
+from tests.integration.mysql.conftest import chunked_snapshot_settings
+from tests.paimon_read import assert_changelog_replays, read_pypaimon, read_rust
 
 ROWS, CHUNK = 1000, 90
 
@@ -59,6 +64,7 @@ def _decimal(rng: random.Random) -> Decimal:
 KINDS: dict[str, tuple[str, Callable[[random.Random], Any]]] = {
     "binary16": ("BINARY(16)", _uuid_bytes),
     "varbinary": ("VARBINARY(10)", _varbinary),
+    "date": ("DATE", lambda rng: dt.date(1900, 1, 1) + dt.timedelta(days=rng.randrange(0, 200 * 365))),
     "datetime6": ("DATETIME(6)", _datetime),
     "timestamp6": ("TIMESTAMP(6)", _timestamp),
     "decimal": ("DECIMAL(20,4)", _decimal),
@@ -143,3 +149,65 @@ def test_typed_keys_split_into_bounded_chunks_that_place_binlog_keys_as_the_serv
             assert not wrong, (kind, lo, hi, list(wrong.items())[:3])
         for v, _k in ordered:  # each binlog key in exactly one chunk
             assert sum(in_range(decoded[v], lo, hi) for lo, hi in chunks) == 1
+
+
+E2E_ROWS, E2E_CHUNK = 900, 120
+
+
+def _binary_writer(mariadb: LocalMariaDB, keys: list[bytes], stop: threading.Event, changes: list[int]) -> None:
+    """Updates, deletes, inserts and key changes (keys ending in 0x00 among them) until ``stop``."""
+    w = random.Random(3)
+    conn = mariadb.connect("binkey")
+    with conn.cursor() as cur:
+        while not stop.is_set():
+            key, roll = w.choice(keys), w.random()
+            if roll < 0.1:
+                cur.execute("DELETE FROM t WHERE id = %s", (key,))
+            elif roll < 0.2:
+                cur.execute("INSERT IGNORE INTO t VALUES (%s, 'new', 0)", (_uuid_bytes(w),))
+            elif roll < 0.3:  # a key change: may move the row to another chunk
+                cur.execute("UPDATE IGNORE t SET id = %s WHERE id = %s", (_uuid_bytes(w), key))
+            else:
+                cur.execute("UPDATE t SET n = n + 1 WHERE id = %s", (key,))
+            changes[0] += 1
+            time.sleep(0.01)
+    conn.close()
+
+
+def test_a_binary_uuid_keyed_table_is_chunked_and_changes_during_its_snapshot_arrive_once(
+    mariadb: LocalMariaDB, warehouse: str, tmp_path: Path
+) -> None:
+    mariadb.execute("CREATE DATABASE binkey", "CREATE TABLE binkey.t (id BINARY(16) PRIMARY KEY, v VARCHAR(20), n INT)")
+    rng = random.Random(2027)
+    keys = [_uuid_bytes(rng) for _ in range(E2E_ROWS)]
+    c = mariadb.connect("binkey")
+    with c.cursor() as cur:
+        cur.executemany("INSERT IGNORE INTO t VALUES (%s, %s, 0)", [(k, k.hex()[:8]) for k in keys])
+    c.close()
+    stop, changes = threading.Event(), [0]
+    checkpoint = tmp_path / "checkpoint"
+    thread = threading.Thread(target=_binary_writer, args=(mariadb, keys, stop, changes))
+    thread.start()
+    try:
+        run(chunked_snapshot_settings(mariadb, warehouse, checkpoint, "binkey", E2E_CHUNK))
+    finally:
+        stop.set()
+        thread.join()
+    assert changes[0] >= 100, changes
+    settings = chunked_snapshot_settings(mariadb, warehouse, checkpoint, "binkey", E2E_CHUNK)
+    run(settings.model_copy(update={"max_offsets_per_trigger": 500_000}))
+
+    registry = json.loads((checkpoint / "lakecdc-mysql-snapshot.json").read_text())
+    bounds = [e["lo"] for e in registry.values() if e["lo"] is not None]
+    assert len(bounds) >= 6 and all(set(b) == {"bytes"} for b in bounds), registry
+
+    c = mariadb.connect("binkey")
+    with c.cursor() as cur:
+        cur.execute("SELECT id, v, n FROM t")
+        source = sorted(tuple(r) for r in cur.fetchall())
+    c.close()
+    assert any(r[0].endswith(b"\x00") for r in source)
+    rows = read_rust(warehouse, "ods.t")
+    assert rows == read_pypaimon(warehouse, "ods.t")
+    assert sorted((bytes(r["id"]), r["v"], r["n"]) for r in rows) == source
+    assert_changelog_replays(warehouse, "ods.t", ("id", "v", "n"))
