@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest.job import SOURCES, WORKER_MODULES
+from ingest.job import SOURCES, WORKER_MODULES, source_class
 
 ROOT = Path(__file__).resolve().parents[3]
-SOURCE_MODULES = sorted({m for source in SOURCES.values() for m in source.worker_modules})  # type: ignore[attr-defined]
+SOURCE_MODULES = sorted({m for kind in SOURCES for m in source_class(kind).worker_modules})  # type: ignore[attr-defined]
 
 
 def test_every_source_names_its_worker_modules() -> None:
