@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from deploy.local_mariadb import LocalMariaDB
 from ingest.cli.settings import SyncSettings
+from ingest.job import run
+from tests.paimon_read import assert_changelog_replays, read_pypaimon, read_rust
 
 
 @pytest.fixture(scope="module")
@@ -42,3 +47,42 @@ def chunked_snapshot_settings(
         available_now=True,
         max_offsets_per_trigger=2 * chunk,
     )
+
+
+def snapshot_under_writes(
+    mariadb: LocalMariaDB,
+    warehouse: str,
+    checkpoint: Path,
+    database: str,
+    chunk: int,
+    writer: Callable[[threading.Event], None],
+) -> list[Any]:
+    """Runs the chunked snapshot of ``database``.t while ``writer`` changes it on a thread of its own
+    (until the event it is given is set), then once more over the rest of the binlog; returns the
+    chunks' low bounds from the snapshot registry beside the checkpoint."""
+    stop = threading.Event()
+    thread = threading.Thread(target=writer, args=(stop,))
+    thread.start()
+    try:
+        run(chunked_snapshot_settings(mariadb, warehouse, checkpoint, database, chunk))
+    finally:
+        stop.set()
+        thread.join()
+    settings = chunked_snapshot_settings(mariadb, warehouse, checkpoint, database, chunk)
+    run(settings.model_copy(update={"max_offsets_per_trigger": 500_000}))
+    registry = json.loads((checkpoint / "lakecdc-mysql-snapshot.json").read_text())
+    return [e["lo"] for e in registry.values() if e["lo"] is not None]
+
+
+def assert_table_equals_source(mariadb: LocalMariaDB, database: str, warehouse: str, key: Callable[[Any], Any]) -> None:
+    """ods.t read with pypaimon-rust equals pypaimon's read and ``database``.t's rows (id, v, n), the
+    key column turned comparable by ``key``; its changelog replays to it."""
+    c = mariadb.connect(database)
+    with c.cursor() as cur:
+        cur.execute("SELECT id, v, n FROM t")
+        source = sorted(tuple(r) for r in cur.fetchall())
+    c.close()
+    rows = read_rust(warehouse, "ods.t")
+    assert rows == read_pypaimon(warehouse, "ods.t")
+    assert sorted((key(r["id"]), r["v"], r["n"]) for r in rows) == source
+    assert_changelog_replays(warehouse, "ods.t", ("id", "v", "n"))

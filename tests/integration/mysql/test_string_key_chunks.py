@@ -6,7 +6,6 @@ server's answer."""
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import threading
 import time
@@ -17,11 +16,9 @@ from typing import Any
 import pytest
 
 from deploy.local_mariadb import LocalMariaDB
-from ingest.job import run
 from ingest.mysql.key_chunks import TextRange, plan_chunks
 from schema_evolution.collation_order import local_order
-from tests.integration.mysql.conftest import chunked_snapshot_settings
-from tests.paimon_read import assert_changelog_replays, read_pypaimon, read_rust
+from tests.integration.mysql.conftest import assert_table_equals_source, snapshot_under_writes
 
 COLLATIONS = (
     "utf8mb4_general_ci",
@@ -128,10 +125,9 @@ def test_a_uuid_keyed_table_is_chunked_and_changes_during_its_snapshot_arrive_on
     with c.cursor() as cur:
         cur.executemany("INSERT INTO t VALUES (%s, %s, 0)", [(k, k[:8]) for k in keys])
     c.close()
-    stop = threading.Event()
     changes = [0]
 
-    def writer() -> None:
+    def writer(stop: threading.Event) -> None:
         w = random.Random(3)
         conn = mariadb.connect("uuidkey")
         with conn.cursor() as cur:
@@ -152,28 +148,7 @@ def test_a_uuid_keyed_table_is_chunked_and_changes_during_its_snapshot_arrive_on
                 time.sleep(0.01)
         conn.close()
 
-    checkpoint = tmp_path / "checkpoint"
-    thread = threading.Thread(target=writer)
-    thread.start()
-    try:
-        run(chunked_snapshot_settings(mariadb, warehouse, checkpoint, "uuidkey", CHUNK))
-    finally:
-        stop.set()
-        thread.join()
+    bounds = snapshot_under_writes(mariadb, warehouse, tmp_path / "checkpoint", "uuidkey", CHUNK, writer)
     assert changes[0] >= 100, changes
-    settings = chunked_snapshot_settings(mariadb, warehouse, checkpoint, "uuidkey", CHUNK)
-    run(settings.model_copy(update={"max_offsets_per_trigger": 500_000}))
-
-    registry = json.loads((checkpoint / "lakecdc-mysql-snapshot.json").read_text())
-    bounds = [e["lo"] for e in registry.values() if e["lo"] is not None]
-    assert len(bounds) >= 8 and all(isinstance(b, str) for b in bounds), registry
-
-    c = mariadb.connect("uuidkey")
-    with c.cursor() as cur:
-        cur.execute("SELECT id, v, n FROM t")
-        source = sorted(tuple(r) for r in cur.fetchall())
-    c.close()
-    rows = read_rust(warehouse, "ods.t")
-    assert rows == read_pypaimon(warehouse, "ods.t")
-    assert sorted((r["id"], r["v"], r["n"]) for r in rows) == source
-    assert_changelog_replays(warehouse, "ods.t", ("id", "v", "n"))
+    assert len(bounds) >= 8 and all(isinstance(b, str) for b in bounds), bounds
+    assert_table_equals_source(mariadb, "uuidkey", warehouse, str)

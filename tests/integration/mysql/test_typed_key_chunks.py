@@ -20,15 +20,16 @@ from typing import Any
 import pytest
 
 from deploy.local_mariadb import ROOT_PASSWORD, LocalMariaDB
-from ingest.job import run
 from ingest.mysql.binlog_stream import binlog_rows
 from ingest.mysql.client import MySqlConnection, connect, master_status
 from ingest.mysql.key_chunks import offset_chunks, plan_chunks, range_test
 from ingest.mysql.spec import Chunk, MySqlSourceSpec
 from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
-from tests.integration.mysql.conftest import chunked_snapshot_settings
-from tests.paimon_read import assert_changelog_replays, read_pypaimon, read_rust
+from tests.integration.mysql.conftest import (
+    assert_table_equals_source,
+    snapshot_under_writes,
+)
 
 ROWS, CHUNK = 1000, 90
 
@@ -184,30 +185,20 @@ def test_a_binary_uuid_keyed_table_is_chunked_and_changes_during_its_snapshot_ar
     with c.cursor() as cur:
         cur.executemany("INSERT IGNORE INTO t VALUES (%s, %s, 0)", [(k, k.hex()[:8]) for k in keys])
     c.close()
-    stop, changes = threading.Event(), [0]
-    checkpoint = tmp_path / "checkpoint"
-    thread = threading.Thread(target=_binary_writer, args=(mariadb, keys, stop, changes))
-    thread.start()
-    try:
-        run(chunked_snapshot_settings(mariadb, warehouse, checkpoint, "binkey", E2E_CHUNK))
-    finally:
-        stop.set()
-        thread.join()
+    changes = [0]
+    bounds = snapshot_under_writes(
+        mariadb,
+        warehouse,
+        tmp_path / "checkpoint",
+        "binkey",
+        E2E_CHUNK,
+        lambda stop: _binary_writer(mariadb, keys, stop, changes),
+    )
     assert changes[0] >= 100, changes
-    settings = chunked_snapshot_settings(mariadb, warehouse, checkpoint, "binkey", E2E_CHUNK)
-    run(settings.model_copy(update={"max_offsets_per_trigger": 500_000}))
-
-    registry = json.loads((checkpoint / "lakecdc-mysql-snapshot.json").read_text())
-    bounds = [e["lo"] for e in registry.values() if e["lo"] is not None]
-    assert len(bounds) >= 6 and all(set(b) == {"bytes"} for b in bounds), registry
-
+    assert len(bounds) >= 6 and all(set(b) == {"bytes"} for b in bounds), bounds
     c = mariadb.connect("binkey")
-    with c.cursor() as cur:
-        cur.execute("SELECT id, v, n FROM t")
-        source = sorted(tuple(r) for r in cur.fetchall())
+    with c.cursor() as cur:  # keys the binlog gives without their trailing 0x00 are among them
+        cur.execute("SELECT COUNT(*) FROM t WHERE RIGHT(id, 1) = X'00'")
+        assert cur.fetchone()[0] > 0
     c.close()
-    assert any(r[0].endswith(b"\x00") for r in source)
-    rows = read_rust(warehouse, "ods.t")
-    assert rows == read_pypaimon(warehouse, "ods.t")
-    assert sorted((bytes(r["id"]), r["v"], r["n"]) for r in rows) == source
-    assert_changelog_replays(warehouse, "ods.t", ("id", "v", "n"))
+    assert_table_equals_source(mariadb, "binkey", warehouse, bytes)
