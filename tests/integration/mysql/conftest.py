@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,34 @@ def chunked_snapshot_settings(
         available_now=True,
         max_offsets_per_trigger=2 * chunk,
     )
+
+
+def writes_on(
+    mariadb: LocalMariaDB, database: str, keys: list[Any], new_key: Callable[[random.Random], Any], changes: list[int]
+) -> Callable[[threading.Event], None]:
+    """A writer for ``snapshot_under_writes``: deletes, inserts (keys from ``new_key``), key changes (which
+    may move a row to another chunk) and updates of ``database``.t (id, v, n) until stopped, counted in
+    ``changes[0]``."""
+
+    def write(stop: threading.Event) -> None:
+        w = random.Random(3)
+        conn = mariadb.connect(database)
+        with conn.cursor() as cur:
+            while not stop.is_set():
+                key, roll = w.choice(keys), w.random()
+                if roll < 0.1:
+                    cur.execute("DELETE FROM t WHERE id = %s", (key,))
+                elif roll < 0.2:
+                    cur.execute("INSERT IGNORE INTO t VALUES (%s, 'new', 0)", (new_key(w),))
+                elif roll < 0.3:
+                    cur.execute("UPDATE IGNORE t SET id = %s WHERE id = %s", (new_key(w), key))
+                else:
+                    cur.execute("UPDATE t SET n = n + 1 WHERE id = %s", (key,))
+                changes[0] += 1
+                time.sleep(0.01)
+        conn.close()
+
+    return write
 
 
 def snapshot_under_writes(

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import threading
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ import pytest
 from deploy.local_mariadb import LocalMariaDB
 from ingest.mysql.key_chunks import TextRange, plan_chunks
 from schema_evolution.collation_order import local_order
-from tests.integration.mysql.conftest import assert_table_equals_source, snapshot_under_writes
+from tests.integration.mysql.conftest import assert_table_equals_source, snapshot_under_writes, writes_on
 
 COLLATIONS = (
     "utf8mb4_general_ci",
@@ -127,27 +125,11 @@ def test_a_uuid_keyed_table_is_chunked_and_changes_during_its_snapshot_arrive_on
     c.close()
     changes = [0]
 
-    def writer(stop: threading.Event) -> None:
-        w = random.Random(3)
-        conn = mariadb.connect("uuidkey")
-        with conn.cursor() as cur:
-            while not stop.is_set():
-                key, roll = w.choice(keys), w.random()
-                if roll < 0.1:
-                    cur.execute("DELETE FROM t WHERE id = %s", (key,))
-                elif roll < 0.2:  # a new key, upper case now and then: the same order, case folded
-                    new = str(uuid.UUID(int=w.getrandbits(128)))
-                    cur.execute("INSERT IGNORE INTO t VALUES (%s, 'new', 0)", (new.upper() if roll < 0.15 else new,))
-                elif roll < 0.3:  # a key change: may move the row to another chunk
-                    cur.execute(
-                        "UPDATE IGNORE t SET id = %s WHERE id = %s", (str(uuid.UUID(int=w.getrandbits(128))), key)
-                    )
-                else:
-                    cur.execute("UPDATE t SET n = n + 1 WHERE id = %s", (key,))
-                changes[0] += 1
-                time.sleep(0.01)
-        conn.close()
+    def new_key(w: random.Random) -> str:  # upper case now and then: the same order, case folded
+        key = str(uuid.UUID(int=w.getrandbits(128)))
+        return key.upper() if w.random() < 0.5 else key
 
+    writer = writes_on(mariadb, "uuidkey", keys, new_key, changes)
     bounds = snapshot_under_writes(mariadb, warehouse, tmp_path / "checkpoint", "uuidkey", CHUNK, writer)
     assert changes[0] >= 100, changes
     assert len(bounds) >= 8 and all(isinstance(b, str) for b in bounds), bounds

@@ -9,8 +9,6 @@ import datetime as dt
 import itertools
 import json
 import random
-import threading
-import time
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
@@ -29,6 +27,7 @@ from ingest.pipeline.routing import TableRouter
 from tests.integration.mysql.conftest import (
     assert_table_equals_source,
     snapshot_under_writes,
+    writes_on,
 )
 
 ROWS, CHUNK = 1000, 90
@@ -155,26 +154,6 @@ def test_typed_keys_split_into_bounded_chunks_that_place_binlog_keys_as_the_serv
 E2E_ROWS, E2E_CHUNK = 900, 120
 
 
-def _binary_writer(mariadb: LocalMariaDB, keys: list[bytes], stop: threading.Event, changes: list[int]) -> None:
-    """Updates, deletes, inserts and key changes (keys ending in 0x00 among them) until ``stop``."""
-    w = random.Random(3)
-    conn = mariadb.connect("binkey")
-    with conn.cursor() as cur:
-        while not stop.is_set():
-            key, roll = w.choice(keys), w.random()
-            if roll < 0.1:
-                cur.execute("DELETE FROM t WHERE id = %s", (key,))
-            elif roll < 0.2:
-                cur.execute("INSERT IGNORE INTO t VALUES (%s, 'new', 0)", (_uuid_bytes(w),))
-            elif roll < 0.3:  # a key change: may move the row to another chunk
-                cur.execute("UPDATE IGNORE t SET id = %s WHERE id = %s", (_uuid_bytes(w), key))
-            else:
-                cur.execute("UPDATE t SET n = n + 1 WHERE id = %s", (key,))
-            changes[0] += 1
-            time.sleep(0.01)
-    conn.close()
-
-
 def test_a_binary_uuid_keyed_table_is_chunked_and_changes_during_its_snapshot_arrive_once(
     mariadb: LocalMariaDB, warehouse: str, tmp_path: Path
 ) -> None:
@@ -192,7 +171,7 @@ def test_a_binary_uuid_keyed_table_is_chunked_and_changes_during_its_snapshot_ar
         tmp_path / "checkpoint",
         "binkey",
         E2E_CHUNK,
-        lambda stop: _binary_writer(mariadb, keys, stop, changes),
+        writes_on(mariadb, "binkey", keys, _uuid_bytes, changes),
     )
     assert changes[0] >= 100, changes
     assert len(bounds) >= 6 and all(set(b) == {"bytes"} for b in bounds), bounds
