@@ -242,9 +242,10 @@ def _measure(kafka: LocalKafka, work: Path, args: argparse.Namespace) -> Measure
     n = args.messages
     topic = f"bench_{n}"
     produce_s = _produce(kafka, topic, n)
-    # The start-up run's topic holds one message: kafka-sync-table refuses a table it cannot create from an
-    # empty topic (as Paimon's action does), and this way the start-up run also creates its table.
-    _produce(kafka, "bench_empty", 1)
+    # The start-up run's topic holds one message, in partition 0 where kafka-sync-table looks for a new
+    # table's columns: it refuses a table it cannot create from an empty topic (as Paimon's action does).
+    kafka.create_topic("bench_empty", PARTITIONS)
+    kafka.produce("bench_empty", messages(1), lambda key, value: 0)
     two = throughput(kafka, work, topic, n, 2, args.runs)
     one = throughput(kafka, work, topic, n, 1, 1)
     cluster = cluster_throughput(kafka, work, topic, n) if not args.skip_cluster else None
