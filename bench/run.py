@@ -139,9 +139,6 @@ def freshness(
     """Produce ``rate`` events/s for ``warmup`` + ``seconds`` into a running job; latency = snapshot
     commit time - produce time of each row (the ``note`` column carries the produce time), over the
     rows produced after the warm-up (the first non-empty micro-batch starts Python workers)."""
-    import orjson
-
-    from bench.workload import MYSQL_TYPES
 
     topic = f"fresh_{trigger.replace(' ', '')}"
     kafka.create_topic(topic, PARTITIONS)
@@ -153,8 +150,12 @@ def freshness(
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 5, "batch.num.messages": 200})
-    time.sleep(20)  # let the job start (JVM, first empty batches) before the clock matters
     row = _row(0, 0, random.Random(1))
+    # One row first, in partition 0 (kafka-sync-table takes a new table's columns from it), and the clock
+    # starts once the job has committed it: the job's start-up is not what freshness measures.
+    producer.produce(topic, _canal_insert({**row, "id": "-1", "note": "0"}), key=b"-1", partition=0)
+    producer.flush(30)
+    _wait_for_commit(Path(warehouse) / "bench.db" / "orders" / "snapshot" / "LATEST", job, 300)
     sent = 0
     started = time.monotonic()
     measured_from_ms = int(time.time() * 1000) + warmup * 1000
@@ -162,19 +163,7 @@ def freshness(
         due = int((time.monotonic() - started) * rate)
         while sent < due:
             row = {**row, "id": str(sent), "note": str(time.time_ns() // 1_000_000)}
-            body = {
-                "type": "INSERT",
-                "data": [row],
-                "old": None,
-                "database": "shop",
-                "table": "orders",
-                "isDdl": False,
-                "mysqlType": MYSQL_TYPES,
-                "pkNames": ["id"],
-                "es": 0,
-                "ts": 0,
-            }
-            producer.produce(topic, orjson.dumps(body), key=str(sent).encode(), partition=sent % PARTITIONS)
+            producer.produce(topic, _canal_insert(row), key=str(sent).encode(), partition=sent % PARTITIONS)
             sent += 1
         producer.poll(0)
         time.sleep(0.002)
@@ -187,6 +176,36 @@ def freshness(
     if failed:
         raise RuntimeError(f"the freshness job stopped early: {(work / f'{topic}.log').read_text()[-3000:]}")
     return _latencies(warehouse, sent, measured_from_ms)
+
+
+def _canal_insert(row: dict[str, str]) -> bytes:
+    import orjson
+
+    from bench.workload import MYSQL_TYPES
+
+    body = {
+        "type": "INSERT",
+        "data": [row],
+        "old": None,
+        "database": "shop",
+        "table": "orders",
+        "isDdl": False,
+        "mysqlType": MYSQL_TYPES,
+        "pkNames": ["id"],
+        "es": 0,
+        "ts": 0,
+    }
+    return orjson.dumps(body)
+
+
+def _wait_for_commit(latest: Path, job: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """Until the job's first snapshot (``latest`` exists); the job stopping or the time running out is an error."""
+    deadline = time.monotonic() + timeout_s
+    while not latest.exists():
+        if job.poll() is not None or time.monotonic() > deadline:
+            job.terminate()
+            raise RuntimeError("the freshness job made no first commit")
+        time.sleep(0.2)
 
 
 def _latencies(warehouse: str, sent: int, since_ms: int) -> dict[str, float]:
