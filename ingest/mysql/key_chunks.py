@@ -160,17 +160,27 @@ class TextRange:
         return self._asked[(a, b)]
 
 
-def range_test(c: Any, database: str, table: str, column: str, bounds: list[tuple[Bound, Bound]]) -> InRange:
+def range_test(
+    c: Any,
+    database: str,
+    table: str,
+    column: str,
+    bounds: list[tuple[Bound, Bound]],
+    column_type: str | None = None,
+) -> InRange:
     """How to test a key of the table against ``bounds``' ranges: by collation where they are strings,
-    as the server orders binary, temporal and decimal values where they are those (``TypedRange``)."""
+    as the server orders binary, temporal and decimal values where they are those (``TypedRange``).
+    ``column_type``: the column's type where the caller has it (else asked of the server if needed)."""
     if text_bounds(bounds):
         return TextRange(c, database, table, column)
     if _typed_bounds(bounds):
-        found = query(
-            c,
-            "SELECT COLUMN_TYPE FROM information_schema.COLUMNS "
-            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND COLUMN_NAME = %s",
-            (database, table, column),
-        )
-        return TypedRange(binary_width(str(found[0][0])) if found else 0)
+        if column_type is None:
+            found = query(
+                c,
+                "SELECT COLUMN_TYPE FROM information_schema.COLUMNS "
+                "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND COLUMN_NAME = %s",
+                (database, table, column),
+            )
+            column_type = str(found[0][0]) if found else ""
+        return TypedRange(binary_width(column_type))
     return lambda key, lo, hi: (lo is None or key >= lo) and (hi is None or key < hi)

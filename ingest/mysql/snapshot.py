@@ -222,7 +222,7 @@ def _read_chunk_rows(
                 spec, low, high, spec.server_id + 1 + part.index % spec.server_id_range, {name}, on_ddl, namer
             )
             normalize = mysql_values.RowNormalizer(types, *text) if text is not None else None
-            in_range = range_test(c, chunk.database, chunk.table, keys[0], [(chunk.lo, chunk.hi)])
+            in_range = range_test(c, chunk.database, chunk.table, keys[0], [(chunk.lo, chunk.hi)], types.get(keys[0]))
             backfill(rows, ((op, before, after) for op, _db, _t, before, after, _pos, _ts in changes), chunk, keys,
                      columns, normalize, in_range, key_widths(types, keys))  # fmt: skip
     return rows, types, high, schema
