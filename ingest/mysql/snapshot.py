@@ -229,7 +229,7 @@ def _read_chunk_rows(
 
 
 def backfill(
-    rows: dict[tuple[Any, ...], dict[str, Any]],
+    rows: RowsByKey,
     changes: Iterable[tuple[Op, dict[str, Any] | None, dict[str, Any] | None]],
     chunk: Chunk,
     keys: list[str],
@@ -244,8 +244,9 @@ def backfill(
     split on it): a before-image in range removes its key, an after-image in range (not a delete)
     puts its row. A key-changing UPDATE is so a delete of the old key where that one lies and an
     insert of the new key where that one lies (#23), as in Debezium and Flink CDC. ``normalize``: the
-    rows are normalized ones (a SELECT read as text), and so are those put. ``in_range``: how a key is
-    placed in the chunk (string bounds in their collation, ``key_chunks.range_test``). ``widths``: the
+    rows are normalized tuples in ``columns`` order (a SELECT read as text), and so are those put.
+    ``in_range``: how a key is placed in the chunk (string bounds in their collation,
+    ``key_chunks.range_test``). ``widths``: the
     n of each BINARY(n) key column (0 otherwise), whose binlog values lack the trailing 0x00 bytes the
     SELECT's keys have (``key_bounds.binlog_key``)."""
 
@@ -260,7 +261,11 @@ def backfill(
                 rows.pop(key_of(old), None)
             if half is not Op.DELETE and new is not None and chunk.contains(new[keys[0]], in_range):
                 row = {col: new.get(col) for col in columns}
-                rows[key_of(new)] = row if normalize is None else normalize(row)
+                if normalize is None:
+                    rows[key_of(new)] = row
+                else:
+                    normalized = normalize(row)
+                    rows[key_of(new)] = tuple([normalized.get(col) for col in columns])
 
 
 def _read_chunk_rows_again(
@@ -333,13 +338,13 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition, as_text: bool = True
     rows, types, high, schema = _read_chunk_rows_again(spec, part, text)
     assembler = chunk_assembler(spec, part.index)
     position = SourcePosition(TOPIC, part.index, binlog_offset(high))
-    # Snapshot rows come from a UTC session: TIMESTAMPs are UTC, made server-zone here.
-    normalized = mysql_values.RowNormalizer(types, zone, True, to_string) if text is None else None
     db, tb = chunk.database, chunk.table
     # (op_ts of snapshot rows is 0, as in Paimon)
-    if normalized is None:
-        events = [DataChangeEvent(Op.INSERT, db, tb, schema, None, row, 0) for row in rows.values()]
-    else:
+    template = DataChangeEvent(Op.INSERT, db, tb, schema, None, {}, 0)
+    events: list[DataChangeEvent] = []
+    if text is None:  # rows read with pymysql's decoders, as dicts
+        # Snapshot rows come from a UTC session: TIMESTAMPs are UTC, made server-zone here.
+        normalized = mysql_values.RowNormalizer(types, zone, True, to_string)
         events = [DataChangeEvent(Op.INSERT, db, tb, schema, None, normalized(row), 0) for row in rows.values()]
     gone = gone_keys(scan, chunk, rows) if scan is not None else []
     if gone:
@@ -350,12 +355,19 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition, as_text: bool = True
         log.info("re-snapshot chunk deletes keys gone from the source", table=name, chunk=part.index, keys=len(gone))
     # The table's schema even when this chunk (or the whole table) has no rows: Paimon creates the
     # table at start-up from the source schema.
-    assembler.declare(DataChangeEvent(Op.INSERT, chunk.database, chunk.table, schema, None, {}, 0), position)
+    assembler.declare(template, position)
     if spec.parse.dead_letter_table is not None:
         yield from _add_tolerant(assembler, part.index, position, events, [*gone, *rows.values()])
-    else:
+    elif text is None:
         for start in range(0, len(events), 4096):
             assembler.add_events(events[start : start + 4096], position)
+            batch = assembler.take()
+            if batch is not None:
+                yield batch
+    else:  # normalized tuples in the table's column order: no event per row
+        values = list(rows.values())
+        for start in range(0, len(values), 4096):
+            assembler.add_inserts(template, values[start : start + 4096], position)
             batch = assembler.take()
             if batch is not None:
                 yield batch

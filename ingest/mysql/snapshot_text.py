@@ -14,7 +14,9 @@ TIMESTAMP shifted to server-time-zone, binaries as text, text in a binary charac
 pymysql's own decoder for its field type and normalized as before, so every value ends as before.
 
 Chunk rows are keyed by their primary-key values as pymysql decodes them, as before: the binlog's
-changes between LW and HW (``ingest.mysql.snapshot.backfill``) find their rows by them.
+changes between LW and HW (``ingest.mysql.snapshot.backfill``) find their rows by them. Each row is a
+tuple in the SELECT's column order (the table's), which the chunk builder takes as it is: no dict or
+event per row (``ChunkAssembler.add_inserts``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from typing import Any
 
 from formats import mysql_values
 
-RowsByKey = dict[tuple[Any, ...], dict[str, Any]]
+# a row: a dict by column name (read with pymysql's decoders), or a tuple in column order (read as text)
+RowsByKey = dict[tuple[Any, ...], Any]
 
 _INTEGERS = frozenset({"TINYINT", "SMALLINT", "MEDIUMINT", "INT", "INTEGER", "BIGINT"})
 _DECIMALS = frozenset({"DECIMAL", "NUMERIC", "FIXED", "DEC"})
@@ -86,17 +89,17 @@ class TextRows:
         self._keys = [(self.columns.index(k), decoders.get(field_types[self.columns.index(k)])) for k in keys]
 
     def add(self, rows: RowsByKey, fetched: Iterable[Sequence[Any]]) -> None:
-        columns, fixes = self.columns, self._fixes
+        fixes = self._fixes
         if len(self._keys) == 1:
             (at, decode), = self._keys  # fmt: skip
             for values in fetched:
                 key = (values[at] if decode is None else decode(values[at]),)
-                rows[key] = dict(zip(columns, _fixed(values, fixes) if fixes else values, strict=True))
+                rows[key] = _fixed(values, fixes) if fixes else tuple(values)
             return
         keys = [(at, decode or _same) for at, decode in self._keys]
         for values in fetched:
             key = tuple(decode(values[at]) for at, decode in keys)
-            rows[key] = dict(zip(columns, _fixed(values, fixes) if fixes else values, strict=True))
+            rows[key] = _fixed(values, fixes) if fixes else tuple(values)
 
 
 def read_text_rows(
@@ -207,13 +210,13 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _fixed(values: Sequence[Any], fixes: list[tuple[int, Callable[[Any], Any]]]) -> list[Any]:
+def _fixed(values: Sequence[Any], fixes: list[tuple[int, Callable[[Any], Any]]]) -> tuple[Any, ...]:
     out = list(values)
     for i, fix in fixes:
         value = out[i]
         if value is not None:
             out[i] = fix(value)
-    return out
+    return tuple(out)
 
 
 def _normalizer(

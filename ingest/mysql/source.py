@@ -192,10 +192,10 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 continue
             types = dict(columns)
             split_keys = keys or list(spec.parse.primary_keys)
-            for lo, hi in offset_chunks(
+            bounds = offset_chunks(
                 c, database, table, split_keys, [types.get(k, "") for k in split_keys], spec.chunk_size
-            ):
-                chunks.append([database, table, lo, hi])
+            )
+            chunks += [[database, table, lo, hi] for lo, hi in bounds]
         if without_key and spec.require_primary_key:
             raise MySqlSourceError(
                 "Source tables of MySQL table synchronization job cannot contain table which doesn't have primary "
@@ -320,10 +320,11 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._restart_checked = True
             start = self._add_newly_matched(start)
         chunks = start["chunks"]
-        if start["done"] < len(chunks):
-            end = len(chunks)
+        if start["done"] < len(chunks):  # (the tables' estimated rows go to the progress reports too)
+            rows, end = self._chunk_rows(chunks, start["done"]), len(chunks)
+            self._latest = {**(self._latest or {}), "table_rows": {t: n for t, n in self._table_rows.items() if n}}
             if isinstance(limit, ReadMaxRows) and limit.max_rows > 0:
-                end = batch_end(self._chunk_rows(chunks, start["done"]), start["done"], limit.max_rows)
+                end = batch_end(rows, start["done"], limit.max_rows)
             return {**start, "done": end}
         if self.spec.startup_mode == StartupMode.SNAPSHOT:
             return start  # the snapshot only: nothing follows it
@@ -389,13 +390,12 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return chunk_rows(chunks, self._table_rows, self.spec.chunk_size)
 
     def _tracks_tables(self) -> bool:
-        """Whether tables appearing while the job runs are noted (they are read from the binlog, and
-        must not be taken for newly matched ones at the next restart)."""
+        """Whether tables appearing while the job runs are noted (not newly matched at the next restart)."""
         return self.spec.newly_added_tables and self.spec.startup_mode == StartupMode.INITIAL
 
     def reportLatestOffset(self) -> dict[str, Any] | None:
-        """The server's binlog end as ``latestOffset`` last read it, and when (``read_at_ms``): Spark's
-        progress reports carry it, and ``ingest.streaming.progress`` tells the binlog's seconds behind."""
+        """The server's binlog end as ``latestOffset`` last read it and when (``read_at_ms``), or during a
+        snapshot the tables' estimated rows: Spark's progress reports carry it (``ingest.streaming.progress``)."""
         return self._latest
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:

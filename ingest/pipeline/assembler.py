@@ -274,12 +274,31 @@ class ChunkAssembler:
                 continue
             builder = builders.get(target)
             if builder is None or (builder.source is not event.schema and builder.source != event.schema):
-                if builder is not None:
-                    self._flush(target)
-                builder = self._new_builder(target, event, position)
+                builder = self._reopen(target, event, position)
             builder.add(event, offset, timestamp_ms, ts_type)
             if len(builder.kinds) >= self._chunk_rows:
                 self._flush(target)
+
+    def add_inserts(self, event: DataChangeEvent, rows: list[Any], position: SourcePosition) -> None:
+        """``add_events`` of an INSERT of each of ``rows`` (tuples in ``event.schema``'s column order)
+        into ``event``'s table, with no event object per row: a snapshot chunk read as text."""
+        target = self._route(event.database, event.table)
+        done = 0
+        while target is not None and done < len(rows):
+            builder = self._builders.get(target)
+            if builder is None or (builder.source is not event.schema and builder.source != event.schema):
+                builder = self._reopen(target, event, position)
+            room = self._chunk_rows - len(builder.kinds)
+            builder.add_inserts(event, rows[done : done + room], position.offset)
+            done += room
+            if len(builder.kinds) >= self._chunk_rows:
+                self._flush(target)
+
+    def _reopen(self, target: str, event: DataChangeEvent, position: SourcePosition) -> ChunkBuilder:
+        """A new chunk of ``target`` for ``event``'s source schema, the open one flushed first."""
+        if target in self._builders:
+            self._flush(target)
+        return self._open(target, event.schema, event.database, event.table, position)
 
     def declare(self, event: DataChangeEvent, position: SourcePosition) -> None:
         """A chunk row that carries only a table's record schema (no rows), so the driver creates
@@ -287,9 +306,7 @@ class ChunkAssembler:
         target = self._route(event.database, event.table)
         if target is None:
             return
-        if target in self._builders:
-            self._flush(target)
-        builder = self._new_builder(target, event, position)
+        builder = self._reopen(target, event, position)
         del self._builders[target]
         schema = self._target_schema(builder)
         self._ready.append(self._row(target, position.offset, position.offset, schema.to_json(), 0, None, None, 0))
@@ -335,9 +352,6 @@ class ChunkAssembler:
                 0,  # dead letters are no synced change events; the driver counts them apart
             )
         )
-
-    def _new_builder(self, target: str, event: DataChangeEvent, position: SourcePosition) -> ChunkBuilder:
-        return self._open(target, event.schema, event.database, event.table, position)
 
     def _open(
         self,

@@ -17,6 +17,7 @@ lakecdc_binlog_seconds_behind                  gauge    MySQL: seconds the lake 
 lakecdc_snapshot_chunks_done{table}            gauge    MySQL snapshot: chunks read, of
 lakecdc_snapshot_chunks_total{table}           gauge    the chunks planned (source table ``db.table``)
 lakecdc_snapshot_rows_done{table}              gauge    MySQL snapshot: rows of the chunks this run read
+lakecdc_snapshot_rows_estimated{table}         gauge    MySQL snapshot: the table's rows as the server estimates them
 =============================================  =======  ==========================================================
 """
 
@@ -60,6 +61,9 @@ class JobMetrics:
         self.snapshot_rows = Gauge(
             "lakecdc_snapshot_rows_done", "rows of the snapshot chunks this run read", ("table",), registry=r
         )
+        self.snapshot_estimate = Gauge(
+            "lakecdc_snapshot_rows_estimated", "the table's rows as the server estimates them", ("table",), registry=r
+        )
         self._lag_labels: set[tuple[str, str]] = set()
         self._server: Any = None
         self._thread: Any = None
@@ -92,6 +96,8 @@ class JobMetrics:
             self.chunks_done.labels(table).set(chunks.done)
             self.chunks_total.labels(table).set(chunks.total)
             self.snapshot_rows.labels(table).set(chunks.rows)
+            if chunks.rows_total is not None:
+                self.snapshot_estimate.labels(table).set(chunks.rows_total)
 
     def serve(self, port: int, host: str = DEFAULT_HOST) -> int:
         """Serve ``/metrics`` on ``host:port`` (port 0: a free one) until ``close``; the port."""

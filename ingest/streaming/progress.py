@@ -130,20 +130,25 @@ class ChunkProgress:
     done: int = 0
     total: int = 0
     rows: int = 0  # rows of the chunks read by this run
+    rows_total: int | None = None  # the table's rows as the server estimates them (information_schema)
 
 
-def snapshot_chunks(end: Any) -> dict[str, ChunkProgress]:
+def snapshot_chunks(end: Any, latest: Any = None) -> dict[str, ChunkProgress]:
     """Per source table (``db.table``), the snapshot chunks read of those planned (MySQL offsets:
-    ``{"chunks": [[db, table, lo, hi], ...], "done": n, ...}``); empty outside a snapshot."""
+    ``{"chunks": [[db, table, lo, hi], ...], "done": n, ...}``) and its estimated rows (the latest
+    offset's ``table_rows``, where the source read them); empty outside a snapshot."""
     out: dict[str, ChunkProgress] = {}
     if not isinstance(end, dict) or not isinstance(end.get("chunks"), list):
         return out
+    estimates = latest.get("table_rows") if isinstance(latest, dict) else None
     done = int(end.get("done", 0))
     for i, chunk in enumerate(end["chunks"]):
         table = f"{chunk[0]}.{chunk[1]}"
         figures = out.setdefault(table, ChunkProgress())
         figures.total += 1
         figures.done += i < done
+        if isinstance(estimates, dict) and isinstance(estimates.get(table), int):
+            figures.rows_total = estimates[table]
     return out
 
 
@@ -322,7 +327,7 @@ class JobProgress:
             lag.update(kafka_lag(end, latest))
             self._clock.saw(latest)
             behind = self._clock.behind(end, now) if behind is None else behind
-            snapshot.update(snapshot_chunks(end))
+            snapshot.update(snapshot_chunks(end, latest))
         batch_id = int(report.get("batchId", -1))
         with self._lock:
             figures = self._figures.pop(batch_id, None)
@@ -392,7 +397,12 @@ def progress_event(
         event["binlog_seconds_behind"] = round(behind, 3)
     if source.snapshot:
         event["snapshot"] = {
-            table: {"chunks_done": c.done, "chunks_total": c.total, "rows_done": c.rows}
+            table: {
+                "chunks_done": c.done,
+                "chunks_total": c.total,
+                "rows_done": c.rows,
+                **({"rows_estimated": c.rows_total} if c.rows_total is not None else {}),
+            }
             for table, c in sorted(source.snapshot.items())
         }
     return event

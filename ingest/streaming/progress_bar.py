@@ -78,11 +78,12 @@ class ProgressBar:
         self.start()
         for table, chunks in (event.get("snapshot") or {}).items():
             task = self._task(f"snapshot {table}", f"snapshot {table}")
+            estimate = f" of ~{chunks['rows_estimated']:,}" if "rows_estimated" in chunks else ""
             self._progress.update(
                 task,
                 completed=chunks["chunks_done"],
                 total=chunks["chunks_total"],
-                detail=f"chunks, {chunks['rows_done']:,} rows",
+                detail=f"chunks, {chunks['rows_done']:,}{estimate} rows",
             )
         if "kafka_lag_total" in event:
             self._applied += sum((event.get("events") or {}).values())

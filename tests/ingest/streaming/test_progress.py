@@ -50,6 +50,10 @@ def test_snapshot_chunks_done_of_planned_per_source_table() -> None:
     assert got == {"shop.a": (2, 2), "shop.b": (0, 1)}
     assert snapshot_chunks({"chunks": [], "done": 0, "binlog": ["f.000001", 4]}) == {}
     assert snapshot_chunks({"orders": {"0": 1}}) == {}
+    # the source's latest offset carries the tables' estimated rows (a table not estimated has none)
+    latest = {"binlog": ["f.000001", 9], "table_rows": {"shop.a": 1200}}
+    got_rows = {t: c.rows_total for t, c in snapshot_chunks(end, latest).items()}
+    assert got_rows == {"shop.a": 1200, "shop.b": None}
 
 
 def test_binlog_seconds_behind_counts_from_the_last_server_position_the_lake_reached() -> None:
@@ -137,17 +141,22 @@ def test_mysql_snapshot_and_binlog_figures() -> None:
     hook(0, marks, lambda table: False)
     assert hook_calls == [0]
     chunks = [["shop", "a", None, 100], ["shop", "a", 100, None]]
-    latest = {"binlog": ["b.000001", 900], "read_at_ms": 1_000_000}
+    latest = {"binlog": ["b.000001", 900], "read_at_ms": 1_000_000, "table_rows": {"shop.a": 180}}
     progress.committed(_plan(0, [_chunk("ods.a", 100, 100)], ["ods.a"]), {}, 0)
     event = progress.progress(_report(0, {"chunks": chunks, "done": 1, "binlog": ["b.000001", 50]}, latest), now=1010)
     assert event is not None
-    assert event["snapshot"] == {"shop.a": {"chunks_done": 1, "chunks_total": 2, "rows_done": 100}}
+    assert event["snapshot"] == {
+        "shop.a": {"chunks_done": 1, "chunks_total": 2, "rows_done": 100, "rows_estimated": 180}
+    }
+    assert 'lakecdc_snapshot_rows_estimated{table="shop.a"} 180.0' in generate_latest(metrics.registry).decode()
     assert "binlog_seconds_behind" not in event  # a snapshot is being read
     # The snapshot ends: offsets list no chunks any more; the binlog reached the position read at 1000 s.
     progress.committed(_plan(1, [_chunk("ods.a", 1, 1)], ["ods.a"]), {}, 0)
     event = progress.progress(_report(1, {"chunks": [], "done": 0, "binlog": ["b.000001", 900]}, latest), now=1012)
     assert event is not None
-    assert event["snapshot"] == {"shop.a": {"chunks_done": 2, "chunks_total": 2, "rows_done": 100}}
+    assert event["snapshot"] == {
+        "shop.a": {"chunks_done": 2, "chunks_total": 2, "rows_done": 100, "rows_estimated": 180}
+    }
     assert event["binlog_seconds_behind"] == 12.0
     text = generate_latest(metrics.registry).decode()
     assert 'lakecdc_snapshot_chunks_done{table="shop.a"} 2.0' in text

@@ -47,7 +47,7 @@ def test_snapshot_bars_show_chunks_and_rows_per_table() -> None:
         {
             "batch": 1,
             "snapshot": {
-                "shop.orders": {"chunks_done": 10, "chunks_total": 10, "rows_done": 20000},
+                "shop.orders": {"chunks_done": 10, "chunks_total": 10, "rows_done": 20000, "rows_estimated": 19800},
                 "shop.users": {"chunks_done": 1, "chunks_total": 4, "rows_done": 500},
             },
         }
@@ -56,7 +56,7 @@ def test_snapshot_bars_show_chunks_and_rows_per_table() -> None:
     text = out.getvalue().splitlines()
     orders = next(line for line in text if "snapshot shop.orders" in line)
     users = next(line for line in text if "snapshot shop.users" in line)
-    assert "10/10" in orders and "20,000 rows" in orders
+    assert "10/10" in orders and "20,000 of ~19,800 rows" in orders
     assert "1/4" in users and "500 rows" in users
 
 

@@ -63,9 +63,9 @@ def source(mariadb: LocalMariaDB) -> Iterator[str]:
     yield "text_read"
 
 
-def _spec(mariadb: LocalMariaDB, table: str, zone: str, type_mapping: str) -> MySqlSourceSpec:
+def _spec(mariadb: LocalMariaDB, table: str, zone: str, type_mapping: str, **parse_spec: Any) -> MySqlSourceSpec:
     conn = MySqlConnection("127.0.0.1", mariadb.port, "root", ROOT_PASSWORD, 10)
-    parse = ParseSpec("mysql", TableRouter("ods"), type_mapping=type_mapping)
+    parse = ParseSpec("mysql", TableRouter("ods"), type_mapping=type_mapping, **parse_spec)
     return MySqlSourceSpec(conn, "text_read", table, "initial", parse, "/tmp", server_time_zone=zone)
 
 
@@ -90,6 +90,24 @@ def test_text_read_gives_the_decoded_reads_chunk_rows(
     assert sum(len(data or []) for _row, data in text) == len(ROWS)
 
 
+def test_text_read_with_computed_and_metadata_columns_in_small_chunks(mariadb: LocalMariaDB, source: str) -> None:
+    # the text read hands the builder tuples, no event per row: its computed and metadata columns
+    # and its chunks cut every 3 rows must still be the decoded read's
+    extra = {
+        "chunk_rows": 3,
+        "computed_columns": ("y=year(dt3)", "v_up=upper(v)"),
+        "metadata_columns": ("database_name", "table_name", "op_ts"),
+        "metadata_not_null": True,
+    }
+    spec = _spec(mariadb, "t", "+02:00", "", **extra)
+    text = _chunk_rows(spec, "t", True)
+    assert text == _chunk_rows(spec, "t", False)
+    data = [r for _row, chunk in text for r in chunk or []]
+    assert len(data) == len(ROWS) and max(len(chunk or []) for _row, chunk in text) == 3
+    assert {(r["database_name"], r["table_name"]) for r in data} == {("text_read", "t")}
+    assert sorted((r["id"], r["y"], r["v_up"]) for r in data)[0] == (1, 2024, "HELLO")
+
+
 def test_durations_as_text_are_the_decoded_ones(mariadb: LocalMariaDB, source: str) -> None:
     spec = _spec(mariadb, "durations", "UTC", "to-string")
     text = _chunk_rows(spec, "durations", True)
@@ -101,10 +119,11 @@ def test_durations_as_text_are_the_decoded_ones(mariadb: LocalMariaDB, source: s
 def test_a_ranged_chunk_is_keyed_by_the_decoded_key(mariadb: LocalMariaDB, source: str) -> None:
     spec = _spec(mariadb, "t", "UTC", "")
     chunk = Chunk("text_read", "t", 2, 4)
-    rows, *_ = _read_chunk_rows(spec, ChunkPartition(0, chunk), (mysql_values.UTC, False))
+    rows, types, *_ = _read_chunk_rows(spec, ChunkPartition(0, chunk), (mysql_values.UTC, False))
     assert list(rows) == [(2,), (3,)]
-    # the values as sent, the key as pymysql decodes it
-    assert rows[(2,)]["id"] == "2" and rows[(2,)]["dt3"] == "2024-05-01 12:00:00.000"
+    # the values as sent, in the table's column order, the key as pymysql decodes it
+    row = dict(zip(types, rows[(2,)], strict=True))
+    assert row["id"] == "2" and row["dt3"] == "2024-05-01 12:00:00.000"
     decoded, *_ = _read_chunk_rows(spec, ChunkPartition(0, chunk))
     assert list(decoded) == list(rows)
     assert _chunk_rows(spec, "t", True, chunk) == _chunk_rows(spec, "t", False, chunk)
