@@ -358,16 +358,14 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition, as_text: bool = True
     assembler.declare(template, position)
     if spec.parse.dead_letter_table is not None:
         yield from _add_tolerant(assembler, part.index, position, events, [*gone, *rows.values()])
-    elif text is None:
-        for start in range(0, len(events), 4096):
-            assembler.add_events(events[start : start + 4096], position)
-            batch = assembler.take()
-            if batch is not None:
-                yield batch
-    else:  # normalized tuples in the table's column order: no event per row
-        values = list(rows.values())
-        for start in range(0, len(values), 4096):
-            assembler.add_inserts(template, values[start : start + 4096], position)
+    else:
+        # read as text: normalized tuples in the table's column order, with no event per row
+        items: list[Any] = events if text is None else list(rows.values())
+        for start in range(0, len(items), 4096):
+            if text is None:
+                assembler.add_events(items[start : start + 4096], position)
+            else:
+                assembler.add_inserts(template, items[start : start + 4096], position)
             batch = assembler.take()
             if batch is not None:
                 yield batch

@@ -170,16 +170,15 @@ class ChunkBuilder:
             self.kinds.append(DELETE)
             self.offsets.append(offset)
 
-    def add_inserts(self, event: DataChangeEvent, rows: Sequence[Any], offset: int) -> None:
-        """``add`` of an INSERT of each of ``rows`` (tuples in source column order, or dicts) as if
-        ``event`` carried it: the rows share its table, op_ts and metadata (a snapshot chunk)."""
+    def add_inserts(self, event: DataChangeEvent, rows: Sequence[tuple[Any, ...]], offset: int) -> None:
+        """``add`` of an INSERT of each of ``rows`` (tuples in source column order, as the bulk path's)
+        as if ``event`` carried it: the rows share its table, op_ts and metadata (a snapshot chunk)."""
         n = len(rows)
         self.events += n
         if self.computed:
             self.timestamps.extend([None] * n)
         if self.metadata is not None:
             self.meta_rows.extend([(None, 0, event)] * n)
-        self.dict_rows += sum(1 for row in rows if type(row) is not tuple)
         self.rows.extend(rows)
         self.kinds.extend([INSERT] * n)
         self.offsets.extend([offset] * n)
