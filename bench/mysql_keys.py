@@ -17,32 +17,38 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import subprocess
 import tempfile
 import time
-import uuid
 
 from bench.mysql import DDL, ROOT, job_command
 from bench.procs import PeakRss
 from bench.results import write_report
 from deploy.local_mariadb import LocalMariaDB
 
-FIXED = ("2024-05-01 12:00:00.123", "paid", "a note of moderate length for every order row")
+# A random-looking v4-shaped UUID per row, from the MD5 of its number: reproducible, and spread over
+# the whole key space like uuid4() keys.
+UUID_SQL = (
+    "CONCAT_WS('-', SUBSTR(h, 1, 8), SUBSTR(h, 9, 4), CONCAT('4', SUBSTR(h, 14, 3)), "
+    "CONCAT(ELT(1 + CONV(SUBSTR(h, 17, 1), 16, 10) % 4, '8', '9', 'a', 'b'), SUBSTR(h, 18, 3)), SUBSTR(h, 21, 12))"
+)
 
 
 def _load(db: LocalMariaDB, table: str, rows: int, uuid_keys: bool) -> None:
-    rng = random.Random(1)
+    """``rows`` rows made by the server itself (MariaDB's SEQUENCE engine), 500,000 a statement:
+    a 5M-row table loads in under a minute where client-side INSERTs took 11 minutes."""
+    key = UUID_SQL if uuid_keys else "seq"
     conn = db.connect("shop")
+    conn.autocommit(True)
     with conn.cursor() as cur:
-        for start in range(0, rows, 5000):
-            batch = []
-            for i in range(start, min(rows, start + 5000)):
-                key = str(uuid.UUID(int=rng.getrandbits(128), version=4)) if uuid_keys else i
-                row = (key, f"customer-{i}", f"{i % 100000}.{i % 100:02d}", i % 1000, *FIXED, i % 2, rng.random())
-                batch.append((*row, "2024-05-01 10:00:00.456"))
-            # placeholders only: pymysql then sends each batch as one multi-row INSERT
-            cur.executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * 10)})", batch)
+        for start in range(0, rows, 500_000):
+            end = min(rows, start + 500_000) - 1
+            cur.execute(
+                f"INSERT INTO {table} SELECT {key}, CONCAT('customer-', seq), (seq % 100000) + (seq % 100) / 100, "
+                "seq % 1000, '2024-05-01 12:00:00.123', 'paid', 'a note of moderate length for every order row', "
+                f"seq % 2, RAND(seq), '2024-05-01 10:00:00.456' "
+                f"FROM (SELECT seq, MD5(seq) AS h FROM seq_{start}_to_{end}) s"
+            )
     conn.close()
 
 

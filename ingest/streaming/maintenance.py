@@ -19,7 +19,7 @@ from typing import Any
 
 import structlog
 
-from ingest import logs
+from ingest.streaming.compaction_tasks import run_compaction
 from sinks.compaction import append_compactor, compactor
 from sinks.compaction.append_picks import PartitionAges
 from sinks.compaction.lsm import CompactionOptions
@@ -31,11 +31,6 @@ from sinks.store.commits import CompactChange, commit_compaction
 from sinks.store.tables import open_table
 
 log = structlog.get_logger(__name__)
-
-
-def _compact_task(task: compactor.Task) -> CompactChange:
-    logs.configure_once()
-    return compactor.compact_task(task)
 
 
 class StreamMaintenance:
@@ -86,8 +81,7 @@ class StreamMaintenance:
             tasks += compactor.plan(self.warehouse, self.catalog_options, table, full=full)
         if tasks:
             started = time.monotonic()
-            # One Spark task per bucket; only file metadata travels back to the driver.
-            changes = spark.sparkContext.parallelize(tasks, len(tasks)).map(_compact_task).collect()
+            changes = run_compaction(spark, tasks)
             crash_point("compaction-written")
             by_table: dict[str, list[CompactChange]] = defaultdict(list)
             for task, change in zip(tasks, changes, strict=True):

@@ -11,7 +11,7 @@ after them, and a level-0 file written while the compaction ran still wins over 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from sinks.compaction import deletion_vectors as dv
-from sinks.compaction import lookup_cache
+from sinks.compaction import lookup_cache, sorted_runs
 from sinks.compaction.full_changelog import ChangelogOptions, full_changelog, lookup_changelog
 from sinks.compaction.lsm import CompactionOptions
 from sinks.compaction.merge.options import MergeOptions
@@ -147,6 +147,8 @@ def compact_bucket(task: BucketTask) -> commits.CompactChange:
     vectors = {name: bitmap for name, bitmap in loaded.items() if name in present}
     schema = data_files.keyed_schema(table)
     run = _Run(task, table, options, schema, MergeOptions.from_table_options(options), expiry, now, loaded, vectors)
+    if not (task.lookup or task.changelog or task.deletion_vectors or loaded):
+        return _merge_streaming(run)
     parts = []
     for f in task.files:
         data = data_files.read_data_file(table, task.partition, task.bucket, f, schema)
@@ -173,6 +175,33 @@ def compact_bucket(task: BucketTask) -> commits.CompactChange:
     if older and run.engine.engine == "first-row":
         merged = _without_older_keys(older, schema.keys, merged)
     return _write(run, merged, changelog)
+
+
+# Rows read of each sorted run at a time by the streaming merge: with 10 columns ~10 MB a run.
+STREAM_BATCH_ROWS = 65536
+
+
+def _merge_streaming(run: _Run) -> commits.CompactChange:
+    """The unit merged slice by slice and written as it goes (``sinks.compaction.sorted_runs``):
+    for the units that need no other rows of the bucket, no changelog and no deletion vectors,
+    which is every unit of a table with the default options. Memory stays near one batch a run,
+    where reading the unit whole held up to a dynamic bucket's 2M rows."""
+    task, table, schema = run.task, run.table, run.schema
+
+    def batches(files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
+        for f in files:
+            for batch in data_files.iter_data_file(table, task.partition, task.bucket, f, schema, STREAM_BATCH_ROWS):
+                yield run.fresh(batch)
+
+    slices = sorted_runs.merged_slices(
+        [batches(r) for r in sorted_runs.sorted_runs(task.files)],
+        schema.keys,
+        lambda rows: run.merge(rows, task.drop_delete),
+        STREAM_BATCH_ROWS,
+    )
+    target = CompactionOptions.from_table_options(run.options).target_file_size
+    after = data_files.write_keyed_files(table, task.partition, task.bucket, slices, task.output_level, schema, target)
+    return commits.CompactChange(task.partition, task.bucket, list(task.files), after)
 
 
 @dataclass(slots=True)

@@ -223,9 +223,26 @@ def write_append_files(
     once a file reaches ``target_size`` on disk, sequence numbers counted on from
     ``first_sequence`` (Paimon's rewriter). Streams: one chunk in memory at a time. Returns the
     files' DataFileMeta (file source COMPACT); deletes what it wrote if anything fails."""
-    directory = bucket_directory(table, partition, bucket)
-    table.file_io.check_or_mkdirs(directory)
-    files = _AppendFiles(table, directory, schema, first_sequence)
+    return _write_rolling(_RollingFiles(table, partition, bucket, schema, 0, first_sequence), chunks, target_size)
+
+
+def write_keyed_files(
+    table: FileStoreTable,
+    partition: tuple[Any, ...],
+    bucket: int,
+    chunks: Iterable[pa.Table],
+    level: int,
+    schema: KeyedSchema,
+    target_size: int,
+) -> list[DataFileMeta]:
+    """A primary-key bucket's compaction output as ``write_data_file`` writes it (rows keep their
+    sequence numbers; key bounds and stats of each file), from chunks in key order, rolled over
+    to a new file once a file reaches ``target_size`` on disk. Streams: one chunk in memory at a
+    time. Deletes what it wrote if anything fails."""
+    return _write_rolling(_RollingFiles(table, partition, bucket, schema, level), chunks, target_size)
+
+
+def _write_rolling(files: _RollingFiles, chunks: Iterable[pa.Table], target_size: int) -> list[DataFileMeta]:
     try:
         for chunk in chunks:
             if chunk.num_rows == 0:
@@ -240,15 +257,28 @@ def write_append_files(
     return files.metas
 
 
-class _AppendFiles:
-    """The files ``write_append_files`` writes, one open at a time."""
+class _RollingFiles:
+    """The files a streaming compaction writes, one open at a time: an append table's (sequence
+    numbers counted on from ``first_sequence``) or, with ``first_sequence`` None, a primary-key
+    bucket's (rows carry their sequence numbers and row kinds; files have key bounds)."""
 
-    def __init__(self, table: FileStoreTable, directory: str, schema: KeyedSchema, first_sequence: int) -> None:
+    def __init__(
+        self,
+        table: FileStoreTable,
+        partition: tuple[Any, ...],
+        bucket: int,
+        schema: KeyedSchema,
+        level: int,
+        first_sequence: int | None = None,
+    ) -> None:
         self.table = table
-        self.directory = directory
+        self.directory = bucket_directory(table, partition, bucket)
+        table.file_io.check_or_mkdirs(self.directory)
         self.schema = schema
+        self.level = level
         self.compression = table.options.file_compression() or "zstd"
         self.fields = list(table.table_schema.fields)
+        self.key_fields = [] if schema.append else list(table.trimmed_primary_keys_fields)
         self.metas: list[DataFileMeta] = []
         self.written: list[str] = []
         self.sequence = first_sequence
@@ -257,17 +287,37 @@ class _AppendFiles:
         self.name = ""
         self.rows = 0
         self.stats: list[ColumnStats] | None = None
+        self.key_stats: list[ColumnStats] | None = None
+        self.first_key: list[Any] = []
+        self.last_key: list[Any] = []
+        self.retractions = 0
+        self.sequences: tuple[int, int] | None = None
 
     def write(self, chunk: pa.Table) -> None:
+        if chunk.schema != self.schema.arrow:
+            chunk = chunk.cast(self.schema.arrow)  # (a merge can drop not-null flags; the rows are the same)
         if self.writer is None:
             self.name = f"{self.table.options.data_file_prefix() or 'data-'}{uuid.uuid4()}-0.parquet"
             self.written.append(f"{self.directory}/{self.name}")
             self.out = self.table.file_io.new_output_stream(self.written[-1])
             self.writer = pq.ParquetWriter(self.out, self.schema.arrow, compression=self.compression)
-            self.rows, self.stats = 0, None
+            self.rows, self.stats, self.key_stats, self.retractions, self.sequences = 0, None, None, 0, None
         self.writer.write_table(chunk)
         self.rows += chunk.num_rows
         self.stats = _merged_stats(self.stats, _column_stats(chunk, self.schema.names))
+        if self.key_fields:
+            keys = [f.name for f in self.key_fields]
+            if self.key_stats is None:
+                self.first_key = [chunk.column(k)[0].as_py() for k in keys]
+            self.last_key = [chunk.column(k)[-1].as_py() for k in keys]
+            self.key_stats = _merged_stats(self.key_stats, _column_stats(chunk, keys))
+            kinds = chunk.column(KIND)
+            self.retractions += int(pc.sum(pc.is_in(kinds, pa.array(RETRACT_KINDS, pa.int8()))).as_py() or 0)
+            low, high = pc.min_max(chunk.column(SEQUENCE)).values()
+            seen = (int(low.as_py()), int(high.as_py()))
+            self.sequences = (
+                seen if self.sequences is None else (min(self.sequences[0], seen[0]), max(self.sequences[1], seen[1]))
+            )
 
     def size(self) -> int:
         """Bytes written to the open file."""
@@ -277,7 +327,6 @@ class _AppendFiles:
         """Close the open file (if any) and record its DataFileMeta."""
         from pypaimon.data.timestamp import Timestamp
         from pypaimon.manifest.schema.data_file_meta import DataFileMeta
-        from pypaimon.manifest.schema.simple_stats import SimpleStats
         from pypaimon.table.row.generic_row import GenericRow
 
         if self.writer is None:
@@ -286,22 +335,28 @@ class _AppendFiles:
         self.writer.close()
         self.out.close()
         self.writer = self.out = None
+        if self.sequence is not None:  # an append table: sequence numbers counted on
+            sequences = (self.sequence, self.sequence + self.rows - 1)
+            self.sequence += self.rows
+        else:
+            assert self.sequences is not None
+            sequences = self.sequences
         self.metas.append(
             DataFileMeta.create(
                 file_name=self.name,
                 file_size=self.table.file_io.get_file_size(f"{self.directory}/{self.name}"),
                 row_count=self.rows,
-                min_key=GenericRow([], []),
-                max_key=GenericRow([], []),
-                key_stats=SimpleStats.empty_stats(),
+                min_key=GenericRow(self.first_key, self.key_fields),
+                max_key=GenericRow(self.last_key, self.key_fields),
+                key_stats=_simple_stats(self.key_stats or [], self.key_fields),
                 value_stats=_simple_stats(self.stats, self.fields),
-                min_sequence_number=self.sequence,
-                max_sequence_number=self.sequence + self.rows - 1,
+                min_sequence_number=sequences[0],
+                max_sequence_number=sequences[1],
                 schema_id=self.schema.schema_id,
-                level=0,
+                level=self.level,
                 extra_files=[],
                 creation_time=Timestamp.now(),
-                delete_row_count=0,
+                delete_row_count=self.retractions,
                 file_source=FILE_SOURCE_COMPACT,
                 value_stats_cols=None,
                 external_path=None,
@@ -309,7 +364,6 @@ class _AppendFiles:
                 write_cols=None,
             )
         )
-        self.sequence += self.rows
 
     def abort(self) -> None:
         """Close the open file and delete every file written."""
