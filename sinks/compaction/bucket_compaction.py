@@ -178,7 +178,7 @@ def compact_bucket(task: BucketTask) -> commits.CompactChange:
 
 
 # Rows read of each sorted run at a time by the streaming merge: with 10 columns ~10 MB a run.
-STREAM_BATCH_ROWS = 65536
+STREAM_BATCH_ROWS = 32768
 
 
 def _merge_streaming(run: _Run) -> commits.CompactChange:
