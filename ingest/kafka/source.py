@@ -54,7 +54,7 @@ from ingest.kafka.spec import KafkaSourceSpec, kafka_properties, registry_settin
 from ingest.kafka.startup import StartupMode, parse_specific_offsets
 from ingest.pipeline.partition_stream import assemble
 from ingest.source import stop_file, stopping
-from ingest.workers.memory import keep_pandas_out, release_unused_memory
+from ingest.workers.memory import release_unused_memory
 from sinks.write.chunk_format import CHUNK_DDL
 
 # kept importable from here (bench, tests)
@@ -401,7 +401,6 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, RangeGroup)
         logs.configure_once()
-        keep_pandas_out()
         parser = None
         if self.spec.parse is not None and self.registry:
             parser = parser_for(self.spec.parse.format, self.registry)

@@ -80,7 +80,7 @@ from ingest.mysql.spec import BinlogPartition, Chunk, ChunkPartition, MySqlSourc
 from ingest.mysql.startup import SNAPSHOT_MODES, StartupMode
 from ingest.pipeline.gc_pause import GcPaused
 from ingest.source import stop_file, stopping
-from ingest.workers.memory import keep_pandas_out, release_unused_memory
+from ingest.workers.memory import release_unused_memory
 from schema_evolution.mysql_tables import TableDef
 from sinks.crash_points import crash_point
 from sinks.write.chunk_format import CHUNK_DDL
@@ -490,7 +490,6 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # ----- executor side ---------------------------------------------------------------------
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         logs.configure_once()
-        keep_pandas_out()
         with GcPaused():
             if isinstance(partition, ChunkPartition):
                 yield from read_chunk(self.spec, partition)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from ingest import logs
-from ingest.workers.memory import keep_pandas_out, release_unused_memory
+from ingest.workers.memory import release_unused_memory
 from sinks.write.writer import WriteContext, write_chunks
 
 # Test-only (tests/integration/kafka/test_task_retry.py): a marker file's path; the first write task that
@@ -24,7 +24,6 @@ def write_task(batches: Iterator[pa.RecordBatch], ctx: WriteContext) -> Iterator
     """The mapInArrow function of a micro-batch's write (Spark's Python workers never ran the CLI's
     set-up, so logging is configured here)."""
     logs.configure_once()
-    keep_pandas_out()
     yield from write_chunks(batches, ctx)
     if (marker := os.environ.get(FAIL_ONCE_ENV)) and not os.path.exists(marker):
         with contextlib.suppress(FileExistsError), open(marker, "x"):  # one attempt only, even of concurrent ones

@@ -5,13 +5,15 @@ unless it is handed back: Arrow's pool (mimalloc) keeps its pages, glibc keeps t
 librdkafka's fetch buffers and Python's objects grew. A read task parses ~125k messages, so an
 idle reader sat on 250 to 350 MiB while another worker wrote; handing the pages back (a few ms) took
 an idle reader to 140 to 230 MiB, measured with bench's command (bench/README.md).
+
+(pandas is no longer hidden from pyarrow in the workers, as it was until 1c7ef91: compaction runs in the
+same workers since then, and it needs pyarrow's pandas support — pypaimon imports pandas anyway, and
+converting a TIMESTAMP(9) value to Python fails without it.)
 """
 
 from __future__ import annotations
 
 import ctypes
-import sys
-import threading
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -35,38 +37,3 @@ def release_unused_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
-
-
-_pandas_checked = threading.Lock()
-_pandas_kept_out = False
-
-
-def keep_pandas_out() -> None:
-    """Stop pyarrow from importing pandas into this Python worker.
-
-    ``pa.array`` asks whether its input is a pandas object, and the first time it does, pyarrow
-    imports pandas: ~50 MiB of resident memory and ~0.3 s in every Spark Python worker, which
-    never hands pandas objects to Arrow. pyarrow tries that import once per process; hidden while
-    it tries, pyarrow takes pandas as absent for ``pa.array`` (lists and tuples convert exactly as
-    before), and anything that asks for pandas explicitly (``to_pandas``) still imports it.
-    Call at the start of a task, before its first ``pa.array``; a process that already has pandas
-    (a driver with pypaimon) is left as it is."""
-    global _pandas_kept_out
-    with _pandas_checked:
-        if _pandas_kept_out or "pandas" in sys.modules:
-            return
-        sys.meta_path.insert(0, _NoPandas)
-        try:
-            pa.array([0])  # pyarrow's one look for pandas
-        finally:
-            sys.meta_path.remove(_NoPandas)
-        _pandas_kept_out = True
-
-
-class _NoPandas:
-    """An import finder that refuses pandas (and so its submodules)."""
-
-    @staticmethod
-    def find_spec(name: str, path: object = None, target: object = None) -> None:
-        if name == "pandas":
-            raise ImportError("pandas is kept out of this worker's pyarrow", name=name)

@@ -23,8 +23,6 @@ from typing import Any
 import pyarrow as pa
 import structlog
 
-from ingest.workers.memory import keep_pandas_out
-
 log = structlog.get_logger(__name__)
 
 _PID_SCHEMA = pa.schema([pa.field("pid", pa.int64())])
@@ -32,7 +30,6 @@ _PID_SCHEMA = pa.schema([pa.field("pid", pa.int64())])
 
 def warm_worker(batches: Iterator[pa.RecordBatch], modules: Sequence[str]) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: import ``modules`` in this worker; one row with the worker's pid."""
-    keep_pandas_out()  # before the imports and this function's own pa.array
     for name in modules:
         importlib.import_module(name)
     for _ in batches:
