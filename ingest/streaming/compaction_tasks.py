@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from ingest import logs
-from ingest.workers.memory import release_unused_memory
+from ingest.workers.memory import compaction_pool, release_unused_memory
 from sinks.compaction import compactor
 from sinks.store.commits import CompactChange
 
@@ -27,12 +27,13 @@ def compact_tasks(batches: Iterator[pa.RecordBatch], tasks: Sequence[compactor.T
     """mapInArrow body: run the tasks whose indexes come in; one row (index, pickled change) each."""
     logs.configure_once()
     try:
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                change = compactor.compact_task(tasks[index])
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array([index], pa.int64()), pa.array([pickle.dumps(change)], pa.binary())], schema=_SCHEMA
-                )
+        with compaction_pool():
+            for batch in batches:
+                for index in batch.column(0).to_pylist():
+                    change = compactor.compact_task(tasks[index])
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array([index], pa.int64()), pa.array([pickle.dumps(change)], pa.binary())], schema=_SCHEMA
+                    )
     finally:
         # The worker's next task may be a reader's: hand back what the merge freed.
         release_unused_memory()

@@ -13,8 +13,9 @@ converting a TIMESTAMP(9) value to Python fails without it.)
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
@@ -37,3 +38,32 @@ def release_unused_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+@cache
+def _compaction_pool() -> pa.MemoryPool:
+    """jemalloc where pyarrow has it, else the C library's allocator (see ``compaction_pool``)."""
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        return pa.system_memory_pool()
+
+
+@contextlib.contextmanager
+def compaction_pool() -> Iterator[None]:
+    """Arrow allocates from jemalloc (or the C library) inside the block, then hands that pool's
+    freed memory back; the worker's default pool (mimalloc) is restored after it.
+
+    A compaction reads, sorts and writes whole row groups of large strings: under mimalloc one
+    bucket of 2M UUID-keyed rows peaked at 531 MiB and the worker kept 381 MiB after
+    ``release_unused_memory``; under jemalloc 300-342 MiB and 257, under the C library's 451 and
+    180, both ~10% faster (bench/README.md). The read and write tasks stay on mimalloc: a whole job
+    under jemalloc took ~10% longer."""
+    previous = pa.default_memory_pool()
+    pool = _compaction_pool()
+    pa.set_memory_pool(pool)
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(previous)
+        pool.release_unused()
