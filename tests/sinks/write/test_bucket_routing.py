@@ -370,3 +370,34 @@ def test_partition_bytes_match_the_index_for_several_columns(tmp_path: Path) -> 
     for partition, rows in parts:
         index = router._index(partition)
         assert set(index.hashes.tolist()) == set(hashes[rows].tolist()), "partition bytes differ from the index's"
+
+
+@pytest.mark.parametrize("buckets", [1, 3, bucket_routing.FEW_BUCKETS + 5])
+def test_index_lookups_by_bucket_and_joined_agree(buckets: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few buckets are searched one by one, many in one joined array: both find a known key's
+    bucket, give a hash two buckets hold to the lower one, and send new keys to their group's bucket."""
+    rng = np.random.default_rng(buckets)
+    by_bucket = {
+        b: np.sort(rng.integers(-(2**31), 2**31, 3_000, dtype=np.int64).astype(np.int32)) for b in range(buckets)
+    }
+    shared = by_bucket[buckets - 1][7]
+    by_bucket[0] = np.sort(np.append(by_bucket[0], shared))  # a hash collision across buckets
+    counts = {b: len(h) for b, h in by_bucket.items()}
+    routing = bucket_routing.Routing(2, -1, (("id", bigint()),), (), target_row_num=3_000)
+    known = np.concatenate([by_bucket[b][::50] for b in range(buckets)])
+    new = rng.integers(-(2**31), 2**31, 500, dtype=np.int64).astype(np.int32)
+    new = new[~np.isin(new, np.concatenate(list(by_bucket.values())))]
+    queries = np.concatenate([known, [shared], new])
+    results = []
+    for few in (bucket_routing.FEW_BUCKETS, 0):
+        monkeypatch.setattr(bucket_routing, "FEW_BUCKETS", few)
+        results.append(bucket_routing._PartitionIndex.build(counts, by_bucket, routing).buckets(queries))
+    assert (results[0] == results[1]).all()
+    expected_known = np.concatenate([np.full(len(by_bucket[b][::50]), b) for b in range(buckets)])
+    if buckets > 1:
+        expected_known[np.isin(known, [shared])] = 0
+    assert (results[0][: len(known)] == expected_known).all()
+    assert results[0][len(known)] == 0
+    # every bucket is full (3,000 rows or more): new keys open the group's next bucket
+    first_free = {g: next(b for b in range(buckets, buckets + 2) if b % 2 == g) for g in (0, 1)}
+    assert results[0][len(known) + 1 :].tolist() == [first_free[abs(int(h)) % 2] for h in new]
