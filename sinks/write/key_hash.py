@@ -134,6 +134,8 @@ def _encode(columns: Sequence[pa.Array], types: Sequence[PaimonType]) -> _Encode
             continue
         rows = np.flatnonzero(long_)
         slots[rows, i] = (var_at[rows, i].astype(np.uint64) << np.uint64(32)) | lengths[rows].astype(np.uint64)
+        if _copy_equal_widths(buffer, sizes, var_at[:, i], offsets, lengths, data, long_):
+            continue
         count = lengths[rows]
         # scatter each long value's bytes to its row's variable part
         within = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
@@ -157,6 +159,28 @@ def _encode(columns: Sequence[pa.Array], types: Sequence[PaimonType]) -> _Encode
                 slot_words[:, header // 8 + i] = slots[picked, i]
             groups.append((rows, region))
     return _Encoded(buffer, starts, sizes, groups)
+
+
+def _copy_equal_widths(
+    buffer: np.ndarray,
+    sizes: np.ndarray,
+    at: np.ndarray,
+    offsets: np.ndarray,
+    lengths: np.ndarray,
+    data: np.ndarray,
+    long_: np.ndarray,
+) -> bool:
+    """Copy a field's values into their rows as one 2-D block when every row is the same size,
+    holds the field at the same place, and every value is long and of one length (UUIDs,
+    fixed-width codes): the values then lie back to back in ``data``. The general scatter
+    builds three index arrays of one int64 per byte, which made hashing a 36-character key
+    cost 6x an integer's. False (nothing copied) otherwise."""
+    n = len(sizes)
+    if not (long_.all() and (lengths == lengths[0]).all() and (sizes == sizes[0]).all() and (at == at[0]).all()):
+        return False
+    width, size, first, start = int(lengths[0]), int(sizes[0]), int(at[0]), int(offsets[0])
+    buffer.reshape(n, size)[:, first : first + width] = data[start : start + n * width].reshape(n, width)
+    return True
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import random
+import uuid
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -113,6 +114,23 @@ def test_hash_of_composite_keys_with_nulls() -> None:
     assert ours.tolist() == expected
     # the bytes of a null-free 1-column row: header, then the value in its slot
     assert row_bytes([pa.array([5], pa.int32())], [int_()]) == [bytes(8) + (5).to_bytes(8, "little")]
+
+
+def test_hash_of_equal_width_keys_matches_pypaimons() -> None:
+    """Keys of one length (UUIDs, fixed-width codes) are copied as one block: also when the array is
+    a slice of a larger one, with a second fixed-width string key, and next to a shorter value."""
+    uuids = [str(uuid.UUID(int=RNG.getrandbits(128))) for _ in range(400)]
+    whole = pa.array(uuids)
+    sliced = whole.slice(17, 300)
+    assert hash_rows([sliced], [string()]).tolist() == [_pypaimon_hash((v,), [string()]) for v in uuids[17:317]]
+    codes = pa.array([f"code-{i:010d}" for i in range(300)])
+    types = [string(), bigint(), string()]
+    ids = pa.array(range(300), pa.int64())
+    ours = hash_rows([sliced, ids, codes], types)
+    expected = [_pypaimon_hash(v, types) for v in zip(uuids[17:317], range(300), codes.to_pylist(), strict=True)]
+    assert ours.tolist() == expected
+    mixed = pa.array([*uuids[:5], "short", *uuids[5:10]])  # one value of another length: the general path
+    assert hash_rows([mixed], [string()]).tolist() == [_pypaimon_hash((v,), [string()]) for v in mixed.to_pylist()]
 
 
 def test_hashable_types() -> None:
