@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install bytecode test test-unit test-packed faults fuzz chaos lint demo bench bench-maintenance bench-lookup bench-mysql bench-scale clean
+.PHONY: help install bytecode test test-unit test-packed faults fuzz chaos lint demo bench bench-maintenance bench-lookup bench-mysql bench-mysql-keys bench-scale clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -70,6 +70,9 @@ bench-lookup: bytecode ## lookup and MOW compaction per commit in 100k- and 1M-k
 
 bench-mysql: bytecode ## MySQL snapshot rows/s and binlog rows/s vs pymysql / mysql-replication floors (~3 min)
 	$(PY) -m bench.mysql
+
+bench-mysql-keys: bytecode ## 5M-row snapshot of a UUID-keyed table vs an integer-keyed one, 3 alternating runs each (~20 min)
+	$(PY) -m bench.mysql_keys
 
 bench-scale: bytecode ## database sync over 1,000 tables (Kafka and MySQL): start-up to first commit, micro-batch times, peak memory (~10 min)
 	$(PY) -m bench.scale

@@ -1,14 +1,15 @@
 """``make bench-mysql-keys``: the snapshot of a UUID-keyed table beside the same table keyed by an integer (#27).
 
-    python -m bench.mysql_keys [--rows 5000000]
+    python -m bench.mysql_keys [--rows 5000000] [--repeat 3]
 
 A private MariaDB gets two tables of ``--rows`` rows and the same ten columns as ``bench.mysql``'s:
 ``orders_int`` keyed by BIGINT (split by key arithmetic) and ``orders_uuid`` keyed by a VARCHAR(36)
 UUID in the server's default collation (split where the server's order puts a chunk's rows,
 ``ingest.mysql.key_chunks``). Each is snapshotted by ``mysql-sync-table --available-now`` on local[2];
-steady state = the run minus the same command on an empty table. Reported: rows/s of each, the UUID
-table's speed as a ratio of the integer one's (target ≥ 0.8x), and each run's peak memory (RSS and PSS
-of the job's process tree; target ≤ 2 GB).
+steady state = each key's median run (``--repeat`` runs per key, alternating int and uuid) minus
+the same command on an empty table. Reported: rows/s of each, the UUID table's speed as a ratio of
+the integer one's (target ≥ 0.8x), and each key's peak memory over its runs (RSS and PSS of the
+job's process tree; target ≤ 2 GB).
 
 Results go to bench/results/mysql-keys-<UTC time>.md.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import tempfile
 import time
@@ -65,6 +67,7 @@ def _job(db: LocalMariaDB, warehouse: str, table: str, checkpoint: str) -> tuple
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=5_000_000, help="the performance issue asks for 5M rows")
+    parser.add_argument("--repeat", type=int, default=3, help="snapshot jobs per key, run alternately")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-mysql-keys-") as tmp:
         db = LocalMariaDB(f"{tmp}/mariadb")
@@ -81,22 +84,32 @@ def main() -> None:
             _load(db, "orders_int", args.rows, uuid_keys=False)
             _load(db, "orders_uuid", args.rows, uuid_keys=True)
             loaded = time.monotonic() - started
-            runs = {}
-            for kind in ("int", "uuid"):
-                empty = _job(db, f"{tmp}/wh-e-{kind}", f"empty_{kind}", f"{tmp}/cp-e-{kind}")
-                full = _job(db, f"{tmp}/wh-{kind}", f"orders_{kind}", f"{tmp}/cp-{kind}")
-                runs[kind] = (empty, full, args.rows / max(full[0] - empty[0], 1e-9))
+            empties = {k: _job(db, f"{tmp}/wh-e-{k}", f"empty_{k}", f"{tmp}/cp-e-{k}") for k in ("int", "uuid")}
+            fulls: dict[str, list[tuple[float, int, int]]] = {"int": [], "uuid": []}
+            # Alternated (int, uuid, int, uuid, ...): this host's speed drifts by tens of percent over
+            # minutes, and two back-to-back blocks of one key each would put the drift into the ratio.
+            for r in range(args.repeat):
+                for kind in ("int", "uuid"):
+                    fulls[kind].append(_job(db, f"{tmp}/wh-{kind}-{r}", f"orders_{kind}", f"{tmp}/cp-{kind}-{r}"))
         finally:
             db.close()
     load = os.getloadavg()
+    runs = {}
+    for kind in ("int", "uuid"):
+        seconds = statistics.median(f[0] for f in fulls[kind])
+        full = (seconds, max(f[1] for f in fulls[kind]), max(f[2] for f in fulls[kind]))
+        runs[kind] = (empties[kind], full, args.rows / max(seconds - empties[kind][0], 1e-9))
     ratio = runs["uuid"][2] / runs["int"][2]
     lines = [
         "# bench-mysql-keys: snapshot of a UUID-keyed table beside an integer-keyed one",
         "",
-        f"`python -m bench.mysql_keys --rows {args.rows}`; MariaDB loaded in {loaded:.0f} s; UUID key collation "
-        f"{coll}; load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}",
+        f"`python -m bench.mysql_keys --rows {args.rows} --repeat {args.repeat}`; MariaDB loaded in {loaded:.0f} s; "
+        f"UUID key collation {coll}; load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}",
         "",
-        "| Key | Empty job | Snapshot job | Steady rows/s | Peak RSS | Peak PSS |",
+        f"Snapshot jobs run alternately, int then uuid, {args.repeat} time(s) each: each key's median job time, "
+        "and the peak memory of all its runs",
+        "",
+        "| Key | Empty job | Snapshot job (median) | Steady rows/s | Peak RSS | Peak PSS |",
         "|---|---|---|---|---|---|",
     ]
     for kind, (empty, full, rate) in runs.items():
@@ -104,7 +117,14 @@ def main() -> None:
             f"| {kind} | {empty[0]:.1f} s | {full[0]:.1f} s | {rate:,.0f} | {full[1] / 2**30:.2f} GiB "
             f"| {full[2] / 2**30:.2f} GiB |"
         )
-    lines += ["", f"UUID key / integer key: **{ratio:.2f}x** (target ≥ 0.8x)"]
+    lines += [
+        "",
+        f"UUID key / integer key: **{ratio:.2f}x** (target ≥ 0.8x)",
+        "",
+        "| Round | int job | uuid job |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {r + 1} | {fulls['int'][r][0]:.1f} s | {fulls['uuid'][r][0]:.1f} s |" for r in range(args.repeat)]
     write_report(lines, prefix="mysql-keys-")
 
 
