@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from formats.events import Op
+from ingest.mysql.binlog_rows import RowImages, row_images
 from ingest.mysql.client import (
     UNREACHABLE,
     Backoff,
@@ -182,13 +183,7 @@ def _event_rows(
         if only is not None and f"{database}.{table}" not in only:
             return
         ts = int(event.timestamp) * 1000
-        for row in event.rows:
-            if isinstance(event, WriteRowsEvent):
-                yield Op.INSERT, database, table, None, row["values"], position, ts
-            elif isinstance(event, UpdateRowsEvent):
-                yield Op.UPDATE, database, table, row["before_values"], row["after_values"], position, ts
-            else:
-                yield Op.DELETE, database, table, row["values"], None, position, ts
+        yield from _image_rows(event, row_images(event), database, table, position, ts)
     elif isinstance(event, TableMapEvent) and on_table_map is not None:
         on_table_map(event, position)
     elif isinstance(event, QueryEvent) and on_ddl is not None:
@@ -200,6 +195,22 @@ def _event_rows(
             f"binlog event at {position[0]}:{position[1]} cannot be decoded (a compressed binlog?); "
             f"set log_bin_compress=OFF (MariaDB) or binlog_transaction_compression=OFF (MySQL)"
         )
+
+
+def _image_rows(
+    event: Any, images: RowImages, database: str, table: str, position: Position, ts: int
+) -> Iterator[BinlogRow]:
+    from pymysqlreplication.row_event import UpdateRowsEvent, WriteRowsEvent
+
+    if isinstance(event, WriteRowsEvent):
+        for (after,) in images:
+            yield Op.INSERT, database, table, None, after, position, ts
+    elif isinstance(event, UpdateRowsEvent):
+        for before, after in images:
+            yield Op.UPDATE, database, table, before, after, position, ts
+    else:
+        for (before,) in images:
+            yield Op.DELETE, database, table, before, None, position, ts
 
 
 @functools.lru_cache(maxsize=64)
