@@ -73,6 +73,24 @@ def _decoder(columns: tuple[BinlogColumn, ...]) -> RowImageDecoder | None:
     return RowImageDecoder(columns) if supported(columns) else None
 
 
+# The decoder of each table map object read lately. A stream keeps one object per table id until
+# the id's map is parsed again (binlog_stream opens streams with ``freeze_schema``), so a table's
+# decoder is looked up once per map, not built from its columns at every rows event.
+_BY_TABLE: dict[int, tuple[Any, RowImageDecoder | None]] = {}
+
+
+def _table_decoder(table: Any) -> RowImageDecoder | None:
+    known = _BY_TABLE.get(id(table))
+    if known is not None and known[0] is table:
+        return known[1]
+    spec = binlog_columns(table.columns)
+    decoder = _decoder(spec) if spec is not None else None
+    if len(_BY_TABLE) >= 256:
+        _BY_TABLE.clear()
+    _BY_TABLE[id(table)] = (table, decoder)
+    return decoder
+
+
 def _full(bitmap: bytes, count: int) -> bool:
     return int.from_bytes(bitmap, "little") == (1 << count) - 1
 
@@ -117,8 +135,7 @@ def fast_rows(event: Any) -> RowImages | None:
         return None
     if images == 2 and not _full(event.columns_present_bitmap2, count):
         return None
-    spec = binlog_columns(columns)
-    decoder = _decoder(spec) if spec is not None else None
+    decoder = _table_decoder(event.table_map[event.table_id])
     if decoder is None:
         return None
     body = packet.read(event.event_size - packet.read_bytes)

@@ -4,20 +4,22 @@ among them.
 ``key_chunks.query_chunks`` reads a chunk's bounds through pymysql on a session in UTC
 (``client.connect``): BINARY/VARBINARY as ``bytes`` (a BINARY(n) value with all its n bytes, right-padded
 with 0x00), DATE as ``date``, DATETIME and TIMESTAMP as naive ``datetime`` (a TIMESTAMP's UTC wall
-clock), DECIMAL as ``Decimal``. A chunk's SELECT reads its keys the same way (``snapshot_text`` decodes
-key columns with pymysql's decoders). The binlog decoder (mysql-replication) gives the same types with
-one difference: a BINARY(n) value without its trailing 0x00 bytes, and TIMESTAMPs as naive UTC
-(``utcfromtimestamp``). ``TypedRange`` pads those back, so Python's order of the values is the
-server's: bytes by memcmp, datetimes and decimals by value. Passed back as ``WHERE key >= %s``,
-pymysql writes bytes as ``_binary X'…'``, a datetime as its text to the microsecond (read in the UTC
-session, so a TIMESTAMP bound names the same instant) and a Decimal as its plain digits.
+clock), DECIMAL as ``Decimal``, TIME as ``timedelta``. A chunk's SELECT reads its keys the same way
+(``snapshot_text`` decodes key columns with pymysql's decoders). The binlog decoder gives the same types
+with one difference: a BINARY(n) value without its trailing 0x00 bytes, and TIMESTAMPs as naive UTC
+(``utcfromtimestamp``); a negative TIME with a fraction, which the library gets wrong, is read as the
+server packs it (``formats.mysql_row_image``). ``TypedRange`` pads BINARY values back, so Python's order
+of the values is the server's: bytes by memcmp, datetimes, times and decimals by value. Passed back as
+``WHERE key >= %s``, pymysql writes bytes as ``_binary X'…'``, a datetime or a time as its text to the
+microsecond (read in the UTC session, so a TIMESTAMP bound names the same instant) and a Decimal as its
+plain digits.
 
 Offsets and the chunk registry are JSON: ``encode_bound`` tags these bounds (``{"bytes": hex}``,
-``{"datetime": iso}``, ``{"date": iso}``, ``{"decimal": text}``); ``decode_bound`` turns them back.
+``{"datetime": iso}``, ``{"date": iso}``, ``{"decimal": text}``, ``{"time": [days, seconds,
+microseconds]}``); ``decode_bound`` turns them back.
 Integers and strings travel as they are.
 
-Not split (one chunk, as before): TIME (mysql-replication's decoding of a negative TIME with a
-fraction is not checked here), YEAR (the binlog gives year 0 as 1900), FLOAT/DOUBLE, BIT, ENUM/SET, and
+Not split (one chunk, as before): YEAR (the binlog gives year 0 as 1900), FLOAT/DOUBLE, BIT, ENUM/SET, and
 any other type. A zero or invalid DATE or DATETIME (non-strict SQL modes) is a ``str`` from pymysql and
 None from the binlog: a table whose bounds would be one is read as one chunk; a binlog key None is
 placed as the lowest key (right for a zero date, the lowest value; an invalid date such as 2024-02-30
@@ -33,13 +35,14 @@ from decimal import Decimal
 from typing import Any
 
 # first key columns split query-driven with typed bounds, and the Python type of their bounds
-_TYPED = re.compile(r"^(binary|varbinary|date|datetime|timestamp|decimal|numeric|dec|fixed)\b", re.IGNORECASE)
+_TYPED = re.compile(r"^(binary|varbinary|date|datetime|timestamp|time|decimal|numeric|dec|fixed)\b", re.IGNORECASE)
 _BOUND_TYPES: dict[str, type] = {
     "binary": bytes,
     "varbinary": bytes,
     "date": dt.date,
     "datetime": dt.datetime,
     "timestamp": dt.datetime,
+    "time": dt.timedelta,
     "decimal": Decimal,
     "numeric": Decimal,
     "dec": Decimal,
@@ -90,6 +93,8 @@ def encode_bound(bound: Any) -> Any:
         return {"date": bound.isoformat()}
     if isinstance(bound, Decimal):
         return {"decimal": str(bound)}
+    if isinstance(bound, dt.timedelta):
+        return {"time": [bound.days, bound.seconds, bound.microseconds]}
     return bound
 
 
@@ -106,6 +111,8 @@ def decode_bound(bound: Any) -> Any:
         return dt.date.fromisoformat(text)
     if kind == "decimal":
         return Decimal(text)
+    if kind == "time":
+        return dt.timedelta(days=text[0], seconds=text[1], microseconds=text[2])
     raise ValueError(f"unknown chunk bound {bound!r}")
 
 

@@ -54,7 +54,7 @@ def plan_chunks(
     ``CHUNK_MAX_BYTES``), covering the whole key space (a row inserted beyond MAX belongs to the last
     one); open ends as None. One range where the table fits in a chunk or its first key column is
     none of an integer, a CHAR/VARCHAR, or a ``key_bounds.typed_key`` (binary, DATE/DATETIME/TIMESTAMP,
-    DECIMAL), or where a typed bound is not of its column's Python type (a zero date)."""
+    TIME, DECIMAL), or where a typed bound is not of its column's Python type (a zero date)."""
     typed = bool(key_columns) and typed_key(key_types[0])
     if not key_columns or not (_INTEGER.match(key_types[0]) or _TEXT.match(key_types[0]) or typed):
         return [(None, None)]

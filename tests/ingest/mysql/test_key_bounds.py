@@ -30,6 +30,8 @@ BOUNDS = [
     dt.date(2024, 3, 1),
     Decimal("-12.3400"),
     Decimal("1E+3"),
+    dt.timedelta(seconds=-0.1),
+    dt.timedelta(hours=838, minutes=59, seconds=59),
 ]
 
 
@@ -44,8 +46,9 @@ def test_bounds_travel_as_json_and_come_back_equal_and_of_their_type() -> None:
 
 def test_which_key_types_are_split_and_their_bounds_types() -> None:
     split = ("binary(16) NOT NULL", "VARBINARY(64)", "date", "datetime(6)", "timestamp", "decimal(20,4)", "numeric")
-    assert all(map(typed_key, split))
-    kept = ("time(3)", "year(4)", "double", "float", "bit(8)", "enum('a')", "set('a')", "json", "blob", "varchar(3)")
+    assert all(map(typed_key, (*split, "time(3)", "TIME")))
+    assert bounds_typed("time(3)", [dt.timedelta(seconds=-1)]) and not bounds_typed("time", [dt.datetime(2024, 1, 1)])
+    kept = ("year(4)", "double", "float", "bit(8)", "enum('a')", "set('a')", "json", "blob", "varchar(3)")
     assert not any(map(typed_key, kept))
     assert bounds_typed("datetime(6)", [dt.datetime(2024, 1, 1)])
     assert not bounds_typed("datetime", ["0000-00-00 00:00:00"])  # pymysql's zero date
