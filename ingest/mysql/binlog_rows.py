@@ -109,7 +109,7 @@ def library_rows(event: Any) -> RowImages:
     """``event.rows`` as images, negative fractional TIMEs repaired (``library_time``)."""
     keys = ("before_values", "after_values") if hasattr(event, "columns_present_bitmap2") else ("values",)
     images = [tuple(row[key] for key in keys) for row in event.rows]
-    times = [c.name for c in event.columns if c.type == TIME2 and getattr(c, "fsp", 0) and c.name]
+    times = [c.name for c in getattr(event, "columns", ()) if c.type == TIME2 and getattr(c, "fsp", 0) and c.name]
     for row in images if times else ():
         for values in row:
             for name in times:
@@ -121,9 +121,11 @@ def library_rows(event: Any) -> RowImages:
 def fast_rows(event: Any) -> RowImages | None:
     """The event's row images (one per row, two for an UPDATE: before and after), or None where the
     event is left to ``event.rows``. Reads the event's remaining bytes: call it before ``event.rows``."""
-    if not _enabled() or event.event_type == _PARTIAL_UPDATE_ROWS_EVENT or getattr(event, "_ignore_decode_errors", 0):
+    if getattr(event, "_RowsEvent__rows", None) is not None or not _enabled():
+        return None  # (rows the library has decoded already)
+    if event.event_type == _PARTIAL_UPDATE_ROWS_EVENT or getattr(event, "_ignore_decode_errors", 0):
         return None
-    if not getattr(event, "complete", True) or getattr(event, "_RowsEvent__rows", None) is not None:
+    if not getattr(event, "complete", True):
         return None
     packet = event.packet
     if getattr(packet, "_BinLogPacketWrapper__data_buffer", b""):

@@ -5,11 +5,9 @@ mysql-replication decodes from them. ``tests/formats/test_mysql_row_image.py`` c
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sys
 from dataclasses import asdict
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 from deploy.local_mariadb import LocalMariaDB  # noqa: E402
 from ingest.mysql.binlog_rows import binlog_columns  # noqa: E402
+from ingest.mysql.key_bounds import encode_bound  # noqa: E402
 
 COLUMNS = """id INT PRIMARY KEY, t TINYINT, tu TINYINT UNSIGNED, s SMALLINT, su SMALLINT UNSIGNED,
 m MEDIUMINT, mu MEDIUMINT UNSIGNED, i INT, iu INT UNSIGNED, b BIGINT, bu BIGINT UNSIGNED, flag TINYINT(1),
@@ -63,23 +62,15 @@ ROWS = [
 
 
 def _encode(value: Any) -> Any:
-    if value is None or (isinstance(value, str | int) and not isinstance(value, bool)):
-        return value
+    """A value as JSON: key_bounds' tags (bytes, dates, decimals, times), and floats and sets."""
     if isinstance(value, float):
         return {"float": value.hex()}
-    if isinstance(value, Decimal):
-        return {"decimal": str(value)}
-    if isinstance(value, bytes):
-        return {"bytes": value.hex()}
-    if isinstance(value, dt.datetime):
-        return {"datetime": value.isoformat()}
-    if isinstance(value, dt.date):
-        return {"date": value.isoformat()}
     if isinstance(value, set):
         return {"set": sorted(value)}
-    if isinstance(value, dt.timedelta):
-        return {"timedelta": [value.days, value.seconds, value.microseconds]}
-    raise TypeError(f"{value!r}: no encoding")
+    encoded = encode_bound(value)
+    if encoded is value and not (value is None or isinstance(value, str | int)):
+        raise TypeError(f"{value!r}: no encoding")
+    return encoded
 
 
 def main() -> None:

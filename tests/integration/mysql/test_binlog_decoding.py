@@ -78,12 +78,14 @@ def test_one_stream_over_alters_a_rotation_and_a_crash_decodes_every_row_as_writ
             "INSERT INTO decoding.t VALUES (3, 'three', 3, '2000-01-01 00:00:00')",
             "INSERT INTO decoding.u VALUES (3, 3, 'three')",
         )
-        db.process.kill()  # a crash: no rotation is written at the end of the file
-        db.process.wait()
+        server = db.process
+        assert server is not None
+        server.kill()  # a crash: no rotation is written at the end of the file
+        server.wait()
         db.start()
-        # After the restart the server hands out table ids from the start again: u gets the id t had
-        # before the first ALTER, j the one u had before the crash (so a map kept over the restart would
-        # decode j's rows as u's, in u's name).
+        # After the restart the server hands out table ids from the start again, so ids the stream
+        # met before the crash name other tables after it (asserted below): a map kept over the
+        # restart would decode one table's rows with another's columns, in its name.
         db.execute(
             "INSERT INTO decoding.u VALUES (2, 7, REPEAT('x', 290))",
             "INSERT INTO decoding.j VALUES (2, NULL, '838:59:59', NULL)",
