@@ -273,27 +273,19 @@ def _bit(column: BinlogColumn) -> Reader:
     return read
 
 
-_FIXED = {
-    (TINY, False): ("<b", 1),
-    (TINY, True): ("<B", 1),
-    (SHORT, False): ("<h", 2),
-    (SHORT, True): ("<H", 2),
-    (LONG, False): ("<i", 4),
-    (LONG, True): ("<I", 4),
-    (LONGLONG, False): ("<q", 8),
-    (LONGLONG, True): ("<Q", 8),
-    (FLOAT, False): ("<f", 4),
-    (FLOAT, True): ("<f", 4),
-    (DOUBLE, False): ("<d", 8),
-    (DOUBLE, True): ("<d", 8),
-}
+# struct codes of the fixed-width columns (an integer's code in upper case when unsigned)
+_INTEGERS = {TINY: ("b", 1), SHORT: ("h", 2), LONG: ("i", 4), LONGLONG: ("q", 8)}
+_FLOATS = {FLOAT: ("<f", 4), DOUBLE: ("<d", 8)}
 
 
 def reader(column: BinlogColumn) -> Reader:
     """The reader of one column's value (not NULL) in a row image."""
     kind = column.type
-    if (kind, column.unsigned) in _FIXED:
-        return _fixed(*_FIXED[kind, column.unsigned])
+    if kind in _INTEGERS:
+        code, size = _INTEGERS[kind]
+        return _fixed("<" + (code.upper() if column.unsigned else code), size)
+    if kind in _FLOATS:
+        return _fixed(*_FLOATS[kind])
     if kind == INT24:
         return _int24(column.unsigned)
     if kind in (VARCHAR, STRING):

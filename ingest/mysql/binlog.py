@@ -14,7 +14,7 @@ import pyarrow as pa
 import structlog
 
 from formats.events import DataChangeEvent, Op
-from ingest.mysql.binlog_stream import CatalogueConnection, binlog_rows
+from ingest.mysql.binlog_stream import CatalogueConnection, binlog_rows, transaction_control
 from ingest.mysql.client import (
     MySqlSourceError,
     variables,
@@ -364,7 +364,7 @@ def ddl_between(spec: MySqlSourceSpec, start: Position, end: Position) -> bool:
     found: list[str] = []
 
     def on_query(text: str, _db: str | None, _ts: int, _position: Position) -> None:
-        if text.strip().upper() not in ("BEGIN", "COMMIT", "ROLLBACK"):
+        if not transaction_control(text):
             found.append(text)
 
     for _ in binlog_rows(spec, start, end, spec.server_id, set(), on_query):

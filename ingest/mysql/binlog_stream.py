@@ -93,7 +93,7 @@ def binlog_rows(
                 state[1] = binlog_offset(position)
                 if isinstance(event, QueryEvent | XidEvent):
                     state[0] = position
-                if isinstance(event, QueryEvent) and not _transaction_control(event.query):
+                if isinstance(event, QueryEvent) and not transaction_control(event.query):
                     stream.table_map.clear()  # (a DDL: its table's next map is parsed again)
                 if state[1] >= end_offset:
                     state[2] = True
@@ -153,7 +153,8 @@ def _events(stream: Any, state: list[Any], end_offset: int) -> Iterator[tuple[An
         yield event, position
 
 
-def _transaction_control(query: str | bytes) -> bool:
+def transaction_control(query: str | bytes) -> bool:
+    """Whether a binlog statement only opens or ends a transaction (BEGIN, COMMIT, ROLLBACK)."""
     text = query.decode("utf-8", "replace") if isinstance(query, bytes) else query
     return text.strip().upper() in ("BEGIN", "COMMIT", "ROLLBACK")
 
