@@ -278,6 +278,20 @@ _INTEGERS = {TINY: ("b", 1), SHORT: ("h", 2), LONG: ("i", 4), LONGLONG: ("q", 8)
 _FLOATS = {FLOAT: ("<f", 4), DOUBLE: ("<d", 8)}
 
 
+# the readers made from the column's own metadata alone, by type
+_BUILDERS: dict[int, Callable[[BinlogColumn], Reader]] = {
+    NEWDECIMAL: _decimal,
+    DATETIME2: _datetime2,
+    TIMESTAMP2: _timestamp2,
+    TIME2: _time2,
+    ENUM: _enum,
+    SET: _set,
+    BIT: _bit,
+    DATE: lambda _column: _date,
+    YEAR: lambda _column: _year,
+}
+
+
 def reader(column: BinlogColumn) -> Reader:
     """The reader of one column's value (not NULL) in a row image."""
     kind = column.type
@@ -292,24 +306,8 @@ def reader(column: BinlogColumn) -> Reader:
         return _string(2 if column.max_length > 255 else 1, column)
     if kind == BLOB:
         return _string(column.length_size, column)
-    if kind == NEWDECIMAL:
-        return _decimal(column)
-    if kind == DATETIME2:
-        return _datetime2(column)
-    if kind == TIMESTAMP2:
-        return _timestamp2(column)
-    if kind == TIME2:
-        return _time2(column)
-    if kind == ENUM:
-        return _enum(column)
-    if kind == SET:
-        return _set(column)
-    if kind == BIT:
-        return _bit(column)
-    if kind == DATE:
-        return _date
-    if kind == YEAR:
-        return _year
+    if kind in _BUILDERS:
+        return _BUILDERS[kind](column)
     raise ValueError(f"column {column.name!r}: binlog type {kind} is not decoded here")
 
 
