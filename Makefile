@@ -58,7 +58,7 @@ lint: $(STAMP) ## ruff (lint + format check), mypy, the import-linter contracts 
 demo: bytecode ## local broker + sample CDC stream for two tables -> kafka-sync-database -> ./warehouse
 	$(PY) -m deploy.demo
 
-bench: bytecode ## benchmarks vs a single-process floor and a naive peer (1M messages; ~10 min), then debezium-avro vs debezium-json decoding -> bench/results/
+bench: bytecode ## benchmarks vs a single-process floor and a naive peer (1M messages, 5 alternating runs; ~13 min), then debezium-avro vs debezium-json decoding -> bench/results/
 	$(PY) -m bench.run
 	$(PY) -m bench.formats_decode --messages 20000 | tee bench/results/formats-decode-$$(date -u +%Y%m%dT%H%M%SZ).md
 

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,17 +93,30 @@ def _produce(kafka: LocalKafka, topic: str, count: int) -> float:
     return time.monotonic() - started
 
 
-def throughput(kafka: LocalKafka, work: Path, topic: str, count: int, cores: int, runs: int) -> dict[str, Any]:
+def throughput(
+    kafka: LocalKafka,
+    work: Path,
+    topic: str,
+    count: int,
+    cores: int,
+    runs: int,
+    between: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """``runs`` timed runs of the command over ``topic`` and as many over a one-message topic (steady
-    state = median full run - median start-up run), then one more run sampled for peak memory."""
-    empty = [
-        _lakecdc(_sync_args(kafka, "bench_empty", str(work / f"wh_empty_{cores}_{i}"), cores, ["--available-now"]))[0]
-        for i in range(runs)
-    ]
-    full = [
-        _lakecdc(_sync_args(kafka, topic, str(work / f"wh_{topic}_{cores}_{i}"), cores, ["--available-now"]))[0]
-        for i in range(runs)
-    ]
+    state = median full run - median start-up run), then one more run sampled for peak memory.
+
+    The start-up and full runs alternate, and ``between(i)`` (the floor's i-th run) follows each pair:
+    the host's speed drifts by tens of percent over minutes here, and runs taken in blocks put that
+    drift between the two terms of a ratio (bench/README.md, 5 Dec)."""
+    empty: list[float] = []
+    full: list[float] = []
+    for i in range(runs):
+        args = _sync_args(kafka, "bench_empty", str(work / f"wh_empty_{cores}_{i}"), cores, ["--available-now"])
+        empty.append(_lakecdc(args)[0])
+        args = _sync_args(kafka, topic, str(work / f"wh_{topic}_{cores}_{i}"), cores, ["--available-now"])
+        full.append(_lakecdc(args)[0])
+        if between is not None:
+            between(i)
     _, (rss, pss), _ = _lakecdc(
         _sync_args(kafka, topic, str(work / f"wh_{topic}_{cores}_mem"), cores, ["--available-now"]), sample=True
     )
@@ -236,7 +250,7 @@ def _parse_args() -> argparse.Namespace:
     ap.add_argument("--skip-freshness", action="store_true")
     ap.add_argument("--skip-cluster", action="store_true")
     ap.add_argument("--freshness-seconds", type=int, default=30)
-    ap.add_argument("--runs", type=int, default=3, help="timed runs of lakecdc (2 cores) and of the floor")
+    ap.add_argument("--runs", type=int, default=5, help="timed runs of lakecdc (2 cores) and of the floor")
     return ap.parse_args()
 
 
@@ -265,14 +279,16 @@ def _measure(kafka: LocalKafka, work: Path, args: argparse.Namespace) -> Measure
     # table's columns: it refuses a table it cannot create from an empty topic (as Paimon's action does).
     kafka.create_topic("bench_empty", PARTITIONS)
     kafka.produce("bench_empty", messages(1), lambda key, value: 0)
-    two = throughput(kafka, work, topic, n, 2, args.runs)
+    # The floor commits as often as lakecdc does at its defaults (one commit per micro-batch); its runs
+    # alternate with lakecdc's.
+    floor_runs: list[float] = []
+
+    def run_floor(i: int) -> None:
+        floor_runs.append(floors.floor(kafka.bootstrap, topic, PARTITIONS, n, str(work / f"wh_floor_{i}"), BATCH))
+
+    two = throughput(kafka, work, topic, n, 2, args.runs, between=run_floor)
     one = throughput(kafka, work, topic, n, 1, 1)
     cluster = cluster_throughput(kafka, work, topic, n) if not args.skip_cluster else None
-    # The floor commits as often as lakecdc does at its defaults (one commit per micro-batch).
-    floor_runs = [
-        floors.floor(kafka.bootstrap, topic, PARTITIONS, n, str(work / f"wh_floor_{i}"), BATCH)
-        for i in range(args.runs)
-    ]
     floor_s = statistics.median(floor_runs)
     naive_n = min(args.naive_messages, n)
     naive_s = floors.naive(kafka.bootstrap, topic, PARTITIONS, naive_n, str(work / "wh_naive"))
@@ -292,7 +308,8 @@ def _header(m: Measured) -> list[str]:
         f"{m.n:,} canal-json messages (~790 bytes, 10 columns, 50% insert / 40% update / 10% delete over "
         f"200k keys, {PARTITIONS} partitions; produced in {m.produce_s:.1f} s). lakecdc at its defaults "
         f"({BATCH:,} messages per micro-batch, local-mode driver JVM with {LOCAL_DRIVER_JAVA_OPTIONS}); the floor "
-        f"commits every {BATCH:,} messages too. Seconds are the median of {m.runs} runs (range in brackets) "
+        f"commits every {BATCH:,} messages too. Seconds are the median of {m.runs} runs (range in brackets; "
+        "lakecdc's start-up and full runs and the floor's runs alternate) "
         "for lakecdc on 2 cores and the floor, one run otherwise; memory comes from one more run sampled "
         "every 0.2 s (timed runs are not sampled).",
         "",
