@@ -19,7 +19,7 @@ from ingest.mysql.client import (
     MySqlSourceError,
     variables,
 )
-from ingest.mysql.key_chunks import InRange, range_test
+from ingest.mysql.key_chunks import KeyInRange, key_range_test
 from ingest.mysql.schema_history import follow_ddl, history_mark, unfollowed_ddl
 from ingest.mysql.spec import (
     BINLOG_PARTITION,
@@ -113,7 +113,7 @@ class BinlogReader:
         self.connection = connection
         # per snapshotted table: how a key is placed among its chunks' ranges (string keys by
         # collation) and the offset of its last chunk's HW
-        self._in_range: dict[str, tuple[InRange, int]] = {}
+        self._in_range: dict[str, tuple[KeyInRange, int]] = {}
 
     def captured(self, database: str, table: str) -> bool:
         return bool(self._db_re.fullmatch(database) and self._table_re.fullmatch(table))
@@ -272,12 +272,13 @@ class BinlogReader:
         if name not in self._in_range:
             bounds = [(lo, hi) for lo, hi, _f, _p in ranges]
             last_hw = max(binlog_offset((f, p)) for _lo, _hi, f, p in ranges)
-            self._in_range[name] = (range_test(self.connection, database, table, keys[0], bounds), last_hw)
+            self._in_range[name] = (key_range_test(self.connection, database, table, keys, bounds), last_hw)
         in_range, last_hw = self._in_range[name]
         if binlog_offset(position) > last_hw:
             return False  # after every chunk's HW: no chunk holds it, whatever its key
-        key = image[keys[0]]  # chunks split on the first key column (``key_chunks.plan_chunks``)
-        hw = next(((f, p) for lo, hi, f, p in ranges if key is None or in_range(key, lo, hi)), None)
+        # chunks split on the first key column, or on the whole key (``key_chunks.plan_chunks``)
+        key = tuple(image[k] for k in keys)
+        hw = next(((f, p) for lo, hi, f, p in ranges if key[0] is None or in_range(key, lo, hi)), None)
         return hw is not None and binlog_offset(position) <= binlog_offset(hw)
 
     def forget(self, name: str, position: Position, why: str) -> None:

@@ -16,7 +16,7 @@ plain digits.
 
 Offsets and the chunk registry are JSON: ``encode_bound`` tags these bounds (``{"bytes": hex}``,
 ``{"datetime": iso}``, ``{"date": iso}``, ``{"decimal": text}``, ``{"time": [days, seconds,
-microseconds]}``); ``decode_bound`` turns them back.
+microseconds]}``, a composite key's tuple as ``{"key": [...]}`` of those); ``decode_bound`` turns them back.
 Integers and strings travel as they are.
 
 Not split (one chunk, as before): YEAR (the binlog gives year 0 as 1900), FLOAT/DOUBLE, BIT, ENUM/SET, and
@@ -84,7 +84,10 @@ def key_widths(types: Mapping[str, str], keys: Sequence[str]) -> tuple[int, ...]
 
 
 def encode_bound(bound: Any) -> Any:
-    """A bound as JSON (offsets, the chunk registry): ints, strings and None as they are."""
+    """A bound as JSON (offsets, the chunk registry): ints, strings and None as they are; a composite
+    key's bound (a tuple, ``key_chunks``) as ``{"key": [each value encoded]}``."""
+    if isinstance(bound, tuple):
+        return {"key": [encode_bound(v) for v in bound]}
     if isinstance(bound, bytes | bytearray):
         return {"bytes": bytes(bound).hex()}
     if isinstance(bound, dt.datetime):
@@ -103,6 +106,8 @@ def decode_bound(bound: Any) -> Any:
     if not isinstance(bound, dict):
         return bound
     ((kind, text),) = bound.items()
+    if kind == "key":
+        return tuple(decode_bound(v) for v in text)
     if kind == "bytes":
         return bytes.fromhex(text)
     if kind == "datetime":

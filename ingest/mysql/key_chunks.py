@@ -1,7 +1,10 @@
 """Snapshot chunks of any primary key, and where a key lies among them.
 
-Chunks split on the table's first primary-key column (Flink CDC's chunk key column): a composite key's
-chunk holds every row whose first column is in its range. A dense integer column is split by key
+A composite key whose columns are all of the types below is split on the whole key (``key_tuples``,
+``query_key_chunks``): bounds are key tuples ``chunk_size`` rows apart in the server's order, so one
+first-column value holding millions of rows (a tenant of a ``(tenant, id)`` key) is several chunks.
+Flink CDC splits on one column (its chunk key column) and would put such a value in one chunk. Other
+tables split on their first primary-key column: a dense integer column by key
 arithmetic between MIN and MAX (Flink CDC's evenly-distributed split). Every other table is split where the
 server's own order puts a chunk's worth of rows (Flink CDC's query-driven split): a string key (a UUID),
 a BINARY/VARBINARY key (UUID bytes), a DATE, DATETIME, TIMESTAMP or DECIMAL key
@@ -15,18 +18,21 @@ chunk's LW..HW changes, the binlog phase's "has the snapshot read this key alrea
 that order: in Python where ``schema_evolution.collation_order`` proves it the collation's, else by
 the server (``TextRange``). Binary, temporal and decimal bounds are compared as the server orders
 them (``key_bounds.TypedRange``: memcmp of BINARY(n)'s padded bytes, datetimes and decimals by value).
-Any other first key column (TIME, YEAR, FLOAT/DOUBLE, BIT, ENUM/SET, ...) is one chunk, held whole.
+Any other first key column (YEAR, FLOAT/DOUBLE, BIT, ENUM/SET, ...) is one chunk, held whole; a composite
+key with such a column after the first is split on its first column.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ingest.mysql.client import query, quote
-from ingest.mysql.key_bounds import TypedRange, binary_width, bounds_typed, encode_bound, typed_key
+from ingest.mysql.key_bounds import TypedRange, binary_width, binlog_key, bounds_typed, encode_bound, typed_key
+from ingest.mysql.key_tuples import Compare, TupleRange, after_sql, natural
 from schema_evolution.collation_order import local_order
 
 # rows per key value beyond which arithmetic ranges of an integer key are mostly empty (Flink CDC's
@@ -48,7 +54,13 @@ CHUNK_MAX_BYTES = 64 << 20
 
 
 def plan_chunks(
-    c: Any, database: str, table: str, key_columns: list[str], key_types: list[str], chunk_size: int
+    c: Any,
+    database: str,
+    table: str,
+    key_columns: list[str],
+    key_types: list[str],
+    chunk_size: int,
+    whole_key: bool = True,
 ) -> list[tuple[Bound, Bound]]:
     """Key ranges [lo, hi) of about ``chunk_size`` rows each, fewer where rows are wide (at most about
     ``CHUNK_MAX_BYTES``), covering the whole key space (a row inserted beyond MAX belongs to the last
@@ -56,9 +68,13 @@ def plan_chunks(
     none of an integer, a CHAR/VARCHAR, or a ``key_bounds.typed_key`` (binary, DATE/DATETIME/TIMESTAMP,
     TIME, DECIMAL), or where a typed bound is not of its column's Python type (a zero date)."""
     typed = bool(key_columns) and typed_key(key_types[0])
-    if not key_columns or not (_INTEGER.match(key_types[0]) or _TEXT.match(key_types[0]) or typed):
+    if not key_columns or not _splittable(key_types[0]):
         return [(None, None)]
     chunk_size = min(chunk_size, _rows_within_bytes(c, database, table))
+    if whole_key and len(key_columns) > 1 and all(map(_splittable, key_types)):
+        chunks = query_key_chunks(c, database, table, key_columns, chunk_size)
+        typed_bounds = [(hi[i], t) for _lo, hi in chunks[:-1] for i, t in enumerate(key_types) if typed_key(t)]
+        return chunks if all(bounds_typed(t, [v]) for v, t in typed_bounds) else [(None, None)]
     if _TEXT.match(key_types[0]):
         return query_chunks(c, database, table, key_columns[0], chunk_size)
     if typed:
@@ -76,11 +92,23 @@ def plan_chunks(
     return list(itertools.pairwise(edges))
 
 
+def _splittable(column_type: str) -> bool:
+    """Whether a key column of this type can bound a chunk: an integer, a CHAR/VARCHAR or a
+    ``key_bounds.typed_key``."""
+    return bool(_INTEGER.match(column_type) or _TEXT.match(column_type) or typed_key(column_type))
+
+
 def offset_chunks(
-    c: Any, database: str, table: str, key_columns: list[str], key_types: list[str], chunk_size: int
+    c: Any,
+    database: str,
+    table: str,
+    key_columns: list[str],
+    key_types: list[str],
+    chunk_size: int,
+    whole_key: bool = True,
 ) -> list[tuple[Any, Any]]:
     """``plan_chunks``' ranges with their bounds as offsets hold them (JSON, ``key_bounds.encode_bound``)."""
-    chunks = plan_chunks(c, database, table, key_columns, key_types, chunk_size)
+    chunks = plan_chunks(c, database, table, key_columns, key_types, chunk_size, whole_key)
     return [(encode_bound(lo), encode_bound(hi)) for lo, hi in chunks]
 
 
@@ -109,6 +137,26 @@ def query_chunks(c: Any, database: str, table: str, column: str, chunk_size: int
             c,
             f"SELECT {key} FROM {name} WHERE {key} > %s ORDER BY {key} LIMIT 1 OFFSET %s",
             (bounds[-1], chunk_size - 1),
+        )
+    edges: list[Bound] = [None, *bounds, None]
+    return list(itertools.pairwise(edges))
+
+
+def query_key_chunks(
+    c: Any, database: str, table: str, columns: list[str], chunk_size: int
+) -> list[tuple[Bound, Bound]]:
+    """``query_chunks`` on a whole composite key (``key_tuples``): each bound the key tuple the server
+    finds ``chunk_size`` rows past the previous one in its order of the key, so no chunk holds more
+    than ``chunk_size`` rows however many share a first column's value."""
+    names = [quote(col) for col in columns]
+    key, order, name = ", ".join(names), ", ".join(names), f"{quote(database)}.{quote(table)}"
+    bounds: list[Bound] = []
+    row = query(c, f"SELECT {key} FROM {name} ORDER BY {order} LIMIT 1 OFFSET %s", (chunk_size,))
+    while row:
+        bounds.append(tuple(row[0]))
+        after, args = after_sql(names, bounds[-1])
+        row = query(
+            c, f"SELECT {key} FROM {name} WHERE {after} ORDER BY {order} LIMIT 1 OFFSET %s", (*args, chunk_size - 1)
         )
     edges: list[Bound] = [None, *bounds, None]
     return list(itertools.pairwise(edges))
@@ -184,3 +232,45 @@ def range_test(
             column_type = str(found[0][0]) if found else ""
         return TypedRange(binary_width(column_type))
     return lambda key, lo, hi: (lo is None or key >= lo) and (hi is None or key < hi)
+
+
+KeyInRange = Callable[[tuple[Any, ...], Bound, Bound], bool]
+
+
+def key_range_test(
+    c: Any,
+    database: str,
+    table: str,
+    keys: list[str],
+    bounds: list[tuple[Bound, Bound]],
+    types: Mapping[str, str] | None = None,
+) -> KeyInRange:
+    """``range_test`` for a whole key: the returned test takes the key's tuple (BINARY(n) values padded
+    back, ``key_bounds.binlog_key``). Scalar bounds are on the first key column (``range_test``); tuple
+    bounds (``query_key_chunks``) are compared column by column, each column in the server's order.
+    ``types``: the key columns' types where the caller has them (else asked of the server if needed)."""
+    if not any(isinstance(b, tuple) for pair in bounds for b in pair):
+        first = range_test(c, database, table, keys[0], bounds, (types or {}).get(keys[0]))
+        return lambda key, lo, hi: first(key[0], lo, hi)
+    if types is None or not all(k in types for k in keys):
+        found = query(
+            c,
+            "SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+            (database, table),
+        )
+        types = {str(name): str(kind) for name, kind in found}
+    compares: list[Compare] = []
+    for key in keys:
+        column_type = types.get(key, "")
+        if _TEXT.match(column_type):
+            compares.append(TextRange(c, database, table, key).compare)
+        elif width := binary_width(column_type):
+            compares.append(functools.partial(_padded, width))
+        else:
+            compares.append(natural)
+    return TupleRange(compares)
+
+
+def _padded(width: int, key: Any, bound: Any) -> int:
+    return natural(binlog_key(key, width), bound)

@@ -62,6 +62,8 @@ def covers(ranges: Sequence[tuple[int | None, int | None]]) -> bool:
     open above, each beginning where the one before ends."""
     if not ranges:
         return False
+    if any(not isinstance(b, int | None) for pair in ranges for b in pair):
+        return False  # (a composite key's tuple bounds: Paimon's keys are read by one column's range)
     ordered = sorted(ranges, key=lambda r: (r[0] is not None, r[0] or 0))
     if ordered[0][0] is not None or ordered[-1][1] is not None:
         return False

@@ -28,8 +28,9 @@ from ingest.mysql.client import (
     table_definitions,
 )
 from ingest.mysql.key_bounds import binlog_key, decode_bound, encode_bound, key_widths
-from ingest.mysql.key_chunks import InRange, range_test
+from ingest.mysql.key_chunks import KeyInRange, key_range_test
 from ingest.mysql.key_diff import ResnapshotChunkPartition, gone_keys
+from ingest.mysql.key_tuples import range_sql
 from ingest.mysql.snapshot_text import RowsByKey, read_text_rows
 from ingest.mysql.spec import (
     TOPIC,
@@ -171,17 +172,9 @@ def _read_chunk_rows(
         # ``begin_consistent_read`` for the change that position can miss).
         low = master_status(c)
         low = begin_consistent_read(c) or low
-        where, args = "", []
-        if chunk.lo is not None or chunk.hi is not None:
-            key = quote(keys[0])
-            parts = []
-            if chunk.lo is not None:
-                parts.append(f"{key} >= %s")
-                args.append(chunk.lo)
-            if chunk.hi is not None:
-                parts.append(f"{key} < %s")
-                args.append(chunk.hi)
-            where = " WHERE " + " AND ".join(parts)
+        # (bounds on the first key column, or tuples of the whole key: ``key_tuples``)
+        condition, args = range_sql([quote(k) for k in keys], chunk.lo, chunk.hi)
+        where = f" WHERE {condition}" if condition else ""
         select = ", ".join(quote(col) for col in columns)
         sql = f"SELECT {select} FROM {quote(chunk.database)}.{quote(chunk.table)}{where}"
         # With scan.snapshot.fetch.size the server streams the chunk, that many rows at a time
@@ -222,7 +215,7 @@ def _read_chunk_rows(
                 spec, low, high, spec.server_id + 1 + part.index % spec.server_id_range, {name}, on_ddl, namer
             )
             normalize = mysql_values.RowNormalizer(types, *text) if text is not None else None
-            in_range = range_test(c, chunk.database, chunk.table, keys[0], [(chunk.lo, chunk.hi)], types.get(keys[0]))
+            in_range = key_range_test(c, chunk.database, chunk.table, keys, [(chunk.lo, chunk.hi)], types)
             backfill(rows, ((op, before, after) for op, _db, _t, before, after, _pos, _ts in changes), chunk, keys,
                      columns, normalize, in_range, key_widths(types, keys))  # fmt: skip
     return rows, types, high, schema
@@ -235,20 +228,20 @@ def backfill(
     keys: list[str],
     columns: tuple[str, ...],
     normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-    in_range: InRange | None = None,
+    in_range: KeyInRange | None = None,
     widths: tuple[int, ...] = (),
 ) -> None:
     """Applies the chunk's table's binlog changes between LW and HW to the rows its SELECT read.
 
-    Each image is checked against the chunk by its own key (the first key column's value: chunks
-    split on it): a before-image in range removes its key, an after-image in range (not a delete)
-    puts its row. A key-changing UPDATE is so a delete of the old key where that one lies and an
-    insert of the new key where that one lies (#23), as in Debezium and Flink CDC. ``normalize``: the
-    rows are normalized tuples in ``columns`` order (a SELECT read as text), and so are those put.
-    ``in_range``: how a key is placed in the chunk (string bounds in their collation,
-    ``key_chunks.range_test``). ``widths``: the
-    n of each BINARY(n) key column (0 otherwise), whose binlog values lack the trailing 0x00 bytes the
-    SELECT's keys have (``key_bounds.binlog_key``)."""
+    Each image is checked against the chunk by its own key (the first key column's value, or the
+    whole key where the bounds are tuples: ``key_tuples``): a before-image in range removes its key,
+    an after-image in range (not a delete) puts its row. A key-changing UPDATE is so a delete of the
+    old key where that one lies and an insert of the new key where that one lies (#23), as in
+    Debezium and Flink CDC. ``normalize``: the rows are normalized tuples in ``columns`` order (a
+    SELECT read as text), and so are those put. ``in_range``: how a key tuple is placed in the chunk
+    (string bounds in their collation, ``key_chunks.key_range_test``). ``widths``: the n of each
+    BINARY(n) key column (0 otherwise), whose binlog values lack the trailing 0x00 bytes the SELECT's
+    keys have (``key_bounds.binlog_key``)."""
 
     def key_of(image: dict[str, Any]) -> tuple[Any, ...]:
         if not widths:
@@ -257,9 +250,9 @@ def backfill(
 
     for op, before, after in changes:
         for half, old, new in key_change_halves(op, before, after, keys):
-            if old is not None and chunk.contains(old[keys[0]], in_range):
+            if old is not None and chunk.contains(key_of(old), in_range):
                 rows.pop(key_of(old), None)
-            if half is not Op.DELETE and new is not None and chunk.contains(new[keys[0]], in_range):
+            if half is not Op.DELETE and new is not None and chunk.contains(key_of(new), in_range):
                 row = {col: new.get(col) for col in columns}
                 if normalize is None:
                     rows[key_of(new)] = row

@@ -179,9 +179,10 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         tables = captured_tables(c, self.spec.database_regex, self.spec.table_regex)
         return [(d, t) for d, t in tables if router.route(d, t) is not None]
 
-    def _plan_chunks(self, c: Any, tables: list[tuple[str, str]]) -> list[list[Any]]:
+    def _plan_chunks(self, c: Any, tables: list[tuple[str, str]], whole_key: bool = True) -> list[list[Any]]:
         """The snapshot chunks of ``tables``; tables without a primary key are skipped, or refused
-        (mysql-sync-table without --primary-keys: Paimon's message, naming them all)."""
+        (mysql-sync-table without --primary-keys: Paimon's message, naming them all). ``whole_key``: composite
+        keys split on the whole key (else on the first column: a re-snapshot's ``key_diff`` needs that)."""
         spec = self.spec
         chunks: list[list[Any]] = []
         without_key = []
@@ -193,7 +194,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             types = dict(columns)
             split_keys = keys or list(spec.parse.primary_keys)
             bounds = offset_chunks(
-                c, database, table, split_keys, [types.get(k, "") for k in split_keys], spec.chunk_size
+                c, database, table, split_keys, [types.get(k, "") for k in split_keys], spec.chunk_size, whole_key
             )
             chunks += [[database, table, lo, hi] for lo, hi in bounds]
         if without_key and spec.require_primary_key:
@@ -285,7 +286,7 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             check_server(c)
             position, definitions = self._definitions_now(c)
             tables = self._routed_tables(c)
-            chunks = self._plan_chunks(c, tables)
+            chunks = self._plan_chunks(c, tables, whole_key=False)
             columns, split_keys = {}, {}
             for database, table in tables:
                 table_cols, keys = table_columns(c, database, table)

@@ -82,7 +82,9 @@ class MySqlSourceSpec:
 class Chunk:
     database: str
     table: str
-    lo: Any  # int, str, bytes, date, datetime or Decimal (``key_chunks``); None: open
+    # int, str, bytes, date, datetime or Decimal on the first key column, or a tuple of those on the
+    # whole key (``key_chunks``); None: open
+    lo: Any
     hi: Any
 
     def __post_init__(self) -> None:
@@ -90,13 +92,18 @@ class Chunk:
         object.__setattr__(self, "lo", decode_bound(self.lo))
         object.__setattr__(self, "hi", decode_bound(self.hi))
 
-    def contains(self, key: Any, in_range: Callable[[Any, Any, Any], bool] | None = None) -> bool:
-        """Whether the key lies in [lo, hi): by ``in_range`` where given (string bounds, compared in
-        their collation, and binary, temporal and decimal ones: ``key_chunks.range_test``), else by
-        Python's order (integer bounds)."""
+    def contains(self, key: tuple[Any, ...], in_range: Callable[[Any, Any, Any], bool] | None = None) -> bool:
+        """Whether the key (the tuple of its columns' values) lies in [lo, hi): by ``in_range`` where
+        given (string bounds, compared in their collation, and binary, temporal and decimal ones:
+        ``key_chunks.key_range_test``), else by Python's order (integer bounds) of the first key
+        column, or of the whole key where the bounds are tuples."""
         if in_range is not None:
             return in_range(key, self.lo, self.hi)
-        return (self.lo is None or key >= self.lo) and (self.hi is None or key < self.hi)
+        return (self.lo is None or _at_or_after(key, self.lo)) and (self.hi is None or not _at_or_after(key, self.hi))
+
+
+def _at_or_after(key: tuple[Any, ...], bound: Any) -> bool:
+    return key[: len(bound)] >= bound if isinstance(bound, tuple) else key[0] >= bound
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ BOUNDS = [
     Decimal("1E+3"),
     dt.timedelta(seconds=-0.1),
     dt.timedelta(hours=838, minutes=59, seconds=59),
+    (7, "a-b"),  # a composite key's bound (key_tuples)
+    (b"\x00\x01", dt.datetime(2024, 3, 1, 12, 0, 0, 250), Decimal("-12.3400")),
 ]
 
 
@@ -75,7 +77,12 @@ def test_backfill_finds_a_binary_keys_row_by_its_padded_key() -> None:
     chunk = Chunk("d", "t", b"\x01\x00\x00\x00", b"\x02\x00\x00\x00")
     # the binlog gives the key without its trailing zeros
     changes = [(Op.UPDATE, {"k": b"\x01\x02", "v": 1}, {"k": b"\x01\x02", "v": 2})]
-    backfill(rows, changes, chunk, ["k"], ("k", "v"), None, TypedRange(4), (4,))
+    padded = TypedRange(4)
+
+    def in_range(key: tuple[object, ...], lo: object, hi: object) -> bool:  # (key_range_test's, on one column)
+        return padded(key[0], lo, hi)
+
+    backfill(rows, changes, chunk, ["k"], ("k", "v"), None, in_range, (4,))
     assert list(rows) == [(key,)] and rows[(key,)]["v"] == 2
-    backfill(rows, [(Op.DELETE, {"k": b"\x01\x02", "v": 2}, None)], chunk, ["k"], ("k", "v"), None, TypedRange(4), (4,))
+    backfill(rows, [(Op.DELETE, {"k": b"\x01\x02", "v": 2}, None)], chunk, ["k"], ("k", "v"), None, in_range, (4,))
     assert rows == {}
