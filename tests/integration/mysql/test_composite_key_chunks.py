@@ -28,6 +28,7 @@ from ingest.mysql.client import MySqlConnection, connect, master_status, quote
 from ingest.mysql.key_bounds import binlog_key
 from ingest.mysql.key_chunks import key_range_test, offset_chunks, plan_chunks
 from ingest.mysql.key_tuples import range_sql
+from ingest.mysql.source import MySqlStreamReader
 from ingest.mysql.spec import Chunk, MySqlSourceSpec
 from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
@@ -249,3 +250,36 @@ def test_a_composite_key_table_is_chunked_and_changes_during_its_snapshot_arrive
     assert sorted((r["tenant"], r["id"], r["v"], r["n"]) for r in rows) == _source(mariadb)
     # The changelog replays to the table: +I only of an absent key, a retraction only of the row it holds.
     assert_changelog_replays(warehouse, "ods.t", ("tenant", "id", "v", "n"), keys=2)
+
+
+def test_the_whole_key_is_split_only_where_it_is_the_tables_own_primary_key(
+    mariadb: LocalMariaDB, tmp_path: Path
+) -> None:
+    # A table without a primary key synced with --primary-keys has no index on them: each tuple bound would
+    # sort the whole table, so it keeps the first-column split (scalar bounds); the keyed one is split whole.
+    mariadb.execute(
+        "CREATE DATABASE ownkey",
+        "CREATE TABLE ownkey.keyed (a INT NOT NULL, b INT NOT NULL, PRIMARY KEY (a, b))",
+        "CREATE TABLE ownkey.bare (a INT NOT NULL, b INT NOT NULL)",
+    )
+    c = mariadb.connect("ownkey")
+    with c.cursor() as cur:
+        for name in ("keyed", "bare"):
+            cur.executemany(f"INSERT INTO {name} VALUES (%s, %s)", [(i % 3, i) for i in range(600)])
+    c.commit()
+    c.close()
+    spec = MySqlSourceSpec(
+        MySqlConnection("127.0.0.1", mariadb.port, "root", ROOT_PASSWORD, 10),
+        "ownkey",
+        "keyed|bare",
+        "initial",
+        ParseSpec("mysql", TableRouter("ods"), primary_keys=("a", "b")),
+        str(tmp_path),
+        chunk_size=100,
+    )
+    chunks: dict[str, list[Any]] = {}
+    for database, table, lo, _hi in MySqlStreamReader(spec, 0).initialOffset()["chunks"]:
+        assert database == "ownkey"
+        chunks.setdefault(table, []).append(lo)
+    assert len(chunks["keyed"]) == 6 and all(set(lo) == {"key"} for lo in chunks["keyed"][1:]), chunks
+    assert chunks["bare"] == [None, 1, 2], chunks  # (a in 0..2, by key arithmetic on the first column)
