@@ -293,8 +293,8 @@ MYSQL_OPTIONS = OptionTable(
         ConfOption(
             "scan.incremental.snapshot.chunk.key-column",
             N,
-            "Paimon's action does not forward it (its chunks are on the first primary-key column, as lakecdc's); "
-            "the chunk column does not change the result",
+            "Paimon's action does not forward it (its chunks are on the first primary-key column; lakecdc's too, "
+            "or on the whole key of a composite one); the chunk column does not change the result",
             "id",
         ),
         ConfOption(
