@@ -18,6 +18,7 @@ import structlog
 from formats import mysql_values
 from formats.events import DataChangeEvent, Op, SourceSchema
 from ingest.mysql.binlog import binlog_rows, key_change_halves
+from ingest.mysql.chunk_packs import ChunkPack, PackConnection
 from ingest.mysql.client import (
     UNREACHABLE,
     MySqlSourceError,
@@ -150,16 +151,20 @@ def _read_rows(
 
 
 def _read_chunk_rows(
-    spec: MySqlSourceSpec, part: ChunkPartition, text: tuple[dt.tzinfo, bool] | None = None
+    spec: MySqlSourceSpec,
+    part: ChunkPartition,
+    text: tuple[dt.tzinfo, bool] | None = None,
+    shared: PackConnection | None = None,
 ) -> ChunkRows:
     """The chunk's rows as of its HW: (rows by key, column types, HW, schema). With ``text`` (the
     server time zone, and --type-mapping to-string), the rows are read as text and come normalized
-    (``ingest.mysql.snapshot_text``), the binlog's changes between LW and HW too."""
+    (``ingest.mysql.snapshot_text``), the binlog's changes between LW and HW too. ``shared``: the
+    connection of the chunk's pack (``chunk_packs``), else one of its own."""
     import pymysql.cursors
 
     chunk = part.chunk
     name = f"{chunk.database}.{chunk.table}"
-    with connect(spec.connection) as c:
+    with connect(spec.connection) if shared is None else shared.use() as c:
         tables = Tables(spec, c)
         types = tables.types(chunk.database, chunk.table)
         keys = tables.keys(chunk.database, chunk.table) or list(spec.parse.primary_keys)
@@ -262,7 +267,7 @@ def backfill(
 
 
 def _read_chunk_rows_again(
-    spec: MySqlSourceSpec, part: ChunkPartition, text: tuple[dt.tzinfo, bool] | None
+    spec: MySqlSourceSpec, part: ChunkPartition, text: tuple[dt.tzinfo, bool] | None, shared: PackConnection | None
 ) -> ChunkRows:
     """``_read_chunk_rows``, read again after a lost connection or a DDL of the table (up to three)."""
     import pymysql
@@ -273,7 +278,7 @@ def _read_chunk_rows_again(
     backoff, changes = spec.connection.backoff(), 0
     while True:
         try:
-            return _read_chunk_rows(spec, part, text)
+            return _read_chunk_rows(spec, part, text, shared)
         except _ChunkChanged as exc:
             changes += 1
             if changes > 3:
@@ -316,10 +321,20 @@ def _add_tolerant(
                 yield batch
 
 
-def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition, as_text: bool = True) -> Iterator[pa.RecordBatch]:
+def read_pack(spec: MySqlSourceSpec, pack: ChunkPack) -> Iterator[pa.RecordBatch]:
+    """The chunk rows of a pack's chunks, read in turn on one connection (``chunk_packs``)."""
+    with PackConnection(spec.connection) as shared:
+        for part in pack.parts:
+            yield from read_chunk(spec, part, shared=shared)
+
+
+def read_chunk(
+    spec: MySqlSourceSpec, part: ChunkPartition, as_text: bool = True, shared: PackConnection | None = None
+) -> Iterator[pa.RecordBatch]:
     """The chunk's chunk rows. ``as_text``: its SELECT is read as the server's text where it can be
     (``ingest.mysql.snapshot_text``; not where the rows themselves are handed on: a re-snapshot
-    compares its keys with Paimon's, and dead letters carry the values)."""
+    compares its keys with Paimon's, and dead letters carry the values). ``shared``: its pack's
+    connection."""
     chunk = part.chunk
     zone = mysql_values.server_zone(spec.server_time_zone)
     to_string = values_as_text(spec)
@@ -328,7 +343,7 @@ def read_chunk(spec: MySqlSourceSpec, part: ChunkPartition, as_text: bool = True
     # source no longer has are deleted, before the chunk's rows (``key_diff``).
     scan = part.scan if isinstance(part, ResnapshotChunkPartition) else None
     text = (zone, to_string) if as_text and scan is None and spec.parse.dead_letter_table is None else None
-    rows, types, high, schema = _read_chunk_rows_again(spec, part, text)
+    rows, types, high, schema = _read_chunk_rows_again(spec, part, text, shared)
     assembler = chunk_assembler(spec, part.index)
     position = SourcePosition(TOPIC, part.index, binlog_offset(high))
     db, tb = chunk.database, chunk.table

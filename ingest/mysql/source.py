@@ -55,6 +55,7 @@ from ingest.mysql.binlog import BinlogSubPartition, ddl_between, read_binlog
 from ingest.mysql.binlog_bound import planned_end, range_events, split_range
 from ingest.mysql.binlog_position import gtids_at, server_identity, status_with_gtids
 from ingest.mysql.binlog_search import position_after_gtids, position_at
+from ingest.mysql.chunk_packs import ChunkPack, chunk_partitions, pack_chunks
 from ingest.mysql.client import (
     LostPositionError,
     MySqlSourceError,
@@ -71,12 +72,11 @@ from ingest.mysql.client import (
 from ingest.mysql.failover import Failover, moved_server
 from ingest.mysql.gtid import GtidSet
 from ingest.mysql.key_chunks import offset_chunks
-from ingest.mysql.key_diff import KeyScan, ResnapshotChunkPartition
 from ingest.mysql.resnapshot import Resnapshot
 from ingest.mysql.schema_history import SchemaHistory, check_binlog_position
-from ingest.mysql.snapshot import KnownTables, SnapshotRegistry, read_chunk
+from ingest.mysql.snapshot import KnownTables, SnapshotRegistry, read_chunk, read_pack
 from ingest.mysql.snapshot_batches import batch_end, chunk_rows, table_row_estimates
-from ingest.mysql.spec import BinlogPartition, Chunk, ChunkPartition, MySqlSourceSpec, Position, binlog_offset
+from ingest.mysql.spec import BinlogPartition, ChunkPartition, MySqlSourceSpec, Position, binlog_offset
 from ingest.mysql.startup import SNAPSHOT_MODES, StartupMode
 from ingest.pipeline.gc_pause import GcPaused
 from ingest.source import stop_file, stopping
@@ -405,20 +405,12 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # the first batch of a re-snapshot: its chunks are all new, its binlog starts at theirs
         marker = self._resnapshot.marker_for(start)
         if end["chunks"]:
-            base = end.get("base", 0)
-            scans = end.get("resnapshot")
-            for i in range(0 if marker is not None else start["done"], end["done"]):
-                database, table, lo, hi = end["chunks"][i]
-                chunk = Chunk(database, table, lo, hi)
-                if scans is None:
-                    parts.append(ChunkPartition(base + i, chunk, history))
-                else:
-                    scan = scans.get(f"{database}.{table}")
-                    parts.append(
-                        ResnapshotChunkPartition(
-                            base + i, chunk, history, None if scan is None else KeyScan.from_json(scan)
-                        )
-                    )
+            base, scans = end.get("base", 0), end.get("resnapshot")
+            first = 0 if marker is not None else start["done"]
+            chunks = chunk_partitions(end["chunks"][first : end["done"]], base + first, history, scans)
+            # small chunks (whole small tables) share read tasks (``chunk_packs``)
+            rows = self._chunk_rows(end["chunks"], first)[first : end["done"]]
+            parts += pack_chunks(chunks, rows, self.spec.chunk_size, self.binlog_tasks)
         if marker is not None:
             start = self._resnapshot.offset(marker)
         if end["binlog"] != start["binlog"] or end.get("server") != start.get("server"):
@@ -493,6 +485,8 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         with GcPaused():
             if isinstance(partition, ChunkPartition):
                 yield from read_chunk(self.spec, partition)
+            elif isinstance(partition, ChunkPack):
+                yield from read_pack(self.spec, partition)
             else:
                 assert isinstance(partition, BinlogPartition)
                 yield from read_binlog(self.spec, partition)
