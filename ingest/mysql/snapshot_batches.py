@@ -40,9 +40,10 @@ def chunk_rows(chunks: Sequence[Sequence[Any]], table_rows: Mapping[str, int | N
     return rows
 
 
-# Each chunk is a Spark task with its own connection and watermarks (~0.1 s of overhead even for ten
-# rows): 1,000 small tables in one micro-batch committed nothing for 122 s (bench-scale). At most this
-# many chunks a batch gives a first commit within seconds and costs the whole load little.
+# Each chunk has its own watermarks and back-fill, and small chunks share read tasks (``chunk_packs``),
+# but a micro-batch's chunks all commit together: 1,000 small tables in one micro-batch committed nothing
+# for 122 s (bench-scale). At most this many chunks a batch gives a first commit within seconds and
+# costs the whole load little.
 MAX_CHUNKS_PER_BATCH = 256
 
 
