@@ -18,11 +18,17 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+import structlog
 
 from ingest.workers.spark_path import with_site_hook
+
+log = structlog.get_logger(__name__)
 
 # The local-mode driver JVM is the executor too, and it only moves chunks (large binary values)
 # between Python workers and its cache (~100 MiB live), bench/README.md:
@@ -37,8 +43,9 @@ LOCAL_DRIVER_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms64m -X
 
 # The local driver's log4j profile: warnings and errors only, and without the loggers that print a
 # failed task's whole Java and Python trace (three times: the task, its task set, the query), or, as the
-# JVM stops after a failure, traces of tasks it can no longer schedule. lakecdc reports the cause itself;
-# ``-v`` keeps those loggers at WARN.
+# JVM stops after a failure, traces of tasks it can no longer schedule or that it cut short (a task still
+# running, the workers' warm-up, fails its completion listener once its broadcast block is gone:
+# TaskContextImpl). lakecdc reports the cause itself; ``-v`` keeps those loggers at WARN.
 LOG4J2_PROPERTIES = """\
 rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
@@ -55,6 +62,8 @@ logger.taskset.name = org.apache.spark.scheduler
 logger.taskset.level = {task_errors}
 logger.streaming.name = org.apache.spark.sql.execution.streaming
 logger.streaming.level = {task_errors}
+logger.taskcontext.name = org.apache.spark.TaskContextImpl
+logger.taskcontext.level = {task_errors}
 logger.nativeloader.name = org.apache.hadoop.util.NativeCodeLoader
 logger.nativeloader.level = error
 # (PySpark's driver is a "shell" to Spark: the root level becomes that of the first class that logs,
@@ -203,3 +212,24 @@ def submitted_conf() -> dict[str, str] | None:
 
     SparkContext._ensure_initialized()  # joins spark-submit's gateway; launches nothing
     return dict(SparkConf().getAll())
+
+
+def running_spark() -> Any:
+    """This process's SparkContext, if one runs (None without importing PySpark when none can)."""
+    if "pyspark" not in sys.modules:
+        return None
+    from pyspark.core.context import SparkContext
+
+    return SparkContext._active_spark_context
+
+
+def stop_spark(context: Any) -> None:
+    """Stop a SparkContext before a failed job's last lines are printed.
+
+    Otherwise Spark stops in the JVM's shutdown hook after Python has exited, and whatever it prints
+    then (a task it cut short, a worker it lost) lands on stderr after lakecdc's error, which must be
+    the last line. Best effort: a context that cannot stop cleanly still ends with the process."""
+    try:
+        context.stop()
+    except Exception as exc:  # the cause is reported already; only the order of the lines is at stake
+        log.debug("spark did not stop cleanly", error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)

@@ -353,14 +353,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             "accepted for compatibility with Paimon; no effect in lakecdc", options=settings.no_effect_options
         )
     from ingest.job import JobFailed, root_cause, run
+    from ingest.spark_conf import running_spark
 
     log = structlog.get_logger("lakecdc")
+    spark_before = running_spark() is not None
     try:
         result = run(settings)
     except JobFailed as exc:
-        return _failed(log, str(exc), exc.terminal)
+        return _failed(log, str(exc), exc.terminal, not spark_before)
     except Exception as exc:  # not ours: its text (the trace with -v)
-        return _failed(log, f"{type(exc).__name__}: {root_cause(exc)}", True)
+        return _failed(log, f"{type(exc).__name__}: {root_cause(exc)}", True, not spark_before)
     s = result.stats
     log.info(
         "job stopped on a signal" if result.stopped else "job finished",
@@ -383,8 +385,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _failed(log: Any, message: str, terminal: bool) -> int:
-    """The fatal error: a log event (with the trace under -v), then the CLI's last line."""
+def _failed(log: Any, message: str, terminal: bool, started_spark: bool) -> int:
+    """The fatal error: a log event (with the trace under -v), then the CLI's last line; before them
+    the SparkContext the job started is stopped, so what its JVM prints as it stops comes first (one
+    that ran before the job, a caller's, is left running)."""
+    from ingest.spark_conf import running_spark, stop_spark
+
+    if started_spark and (context := running_spark()) is not None:
+        stop_spark(context)
     log.error("job failed", error=message, terminal=terminal, exc_info=logs.is_verbose())
     print(logs.redact_text(f"lakecdc: job failed: {message}"), file=sys.stderr)
     return 1

@@ -56,6 +56,7 @@ def test_a_wrong_password_ends_with_lakecdcs_error(mariadb: LocalMariaDB, tmp_pa
 def test_json_logs_carry_the_fatal_error(mariadb: LocalMariaDB, tmp_path: Path) -> None:
     done = _run(mariadb, tmp_path, env={"LAKECDC_LOG_FORMAT": "json"})
     lines = done.stderr.strip().splitlines()
+    assert lines[-2].startswith("{"), done.stderr
     event = json.loads(lines[-2])
     assert event["event"] == "job failed" and event["level"] == "error"
     assert "cannot connect to MySQL" in event["error"] and event["terminal"] is True
