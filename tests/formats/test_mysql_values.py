@@ -36,6 +36,8 @@ SAME_ROW = [
     ("varbinary(4)", b"ab\x00", b"ab\x00", b"ab\x00"),
     ("date", dt.date(2024, 2, 29), dt.date(2024, 2, 29), "2024-02-29"),
     ("double", -0.25, -0.25, "-0.25"),
+    ("year(4)", 2024, 2024, "2024"),
+    ("year", 0, 1900, "0"),  # 0000: the binlog decoders add 1900 to its 0, and 1900 is no YEAR
 ]  # fmt: skip
 
 
