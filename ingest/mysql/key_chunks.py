@@ -18,8 +18,9 @@ chunk's LW..HW changes, the binlog phase's "has the snapshot read this key alrea
 that order: in Python where ``schema_evolution.collation_order`` proves it the collation's, else by
 the server (``TextRange``). Binary, temporal and decimal bounds are compared as the server orders
 them (``key_bounds.TypedRange``: memcmp of BINARY(n)'s padded bytes, datetimes and decimals by value).
-Any other first key column (YEAR, FLOAT/DOUBLE, BIT, ENUM/SET, ...) is one chunk, held whole; a composite
-key with such a column after the first is split on its first column.
+YEAR, BIT and ENUM keys are split on the number the server orders them by (``key_ordinals``). Any
+other first key column (FLOAT/DOUBLE, SET, ...) is one chunk, held whole; a composite key with such a
+column after the first is split on its first column.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 
 from ingest.mysql.client import query, quote
 from ingest.mysql.key_bounds import TypedRange, binary_width, binlog_key, bounds_typed, encode_bound, typed_key
+from ingest.mysql.key_ordinals import OrdinalKey, OrdinalRange, bound_expression, column_sqls, is_ordinal
 from ingest.mysql.key_tuples import Compare, TupleRange, after_sql, natural
 from schema_evolution.collation_order import local_order
 
@@ -65,18 +67,19 @@ def plan_chunks(
     """Key ranges [lo, hi) of about ``chunk_size`` rows each, fewer where rows are wide (at most about
     ``CHUNK_MAX_BYTES``), covering the whole key space (a row inserted beyond MAX belongs to the last
     one); open ends as None. One range where the table fits in a chunk or its first key column is
-    none of an integer, a CHAR/VARCHAR, or a ``key_bounds.typed_key`` (binary, DATE/DATETIME/TIMESTAMP,
-    TIME, DECIMAL), or where a typed bound is not of its column's Python type (a zero date)."""
+    none of an integer, a CHAR/VARCHAR, a ``key_bounds.typed_key`` (binary, DATE/DATETIME/TIMESTAMP,
+    TIME, DECIMAL) or a ``key_ordinals`` one (YEAR, BIT, ENUM: bounds are their numbers), or where a
+    typed bound is not of its column's Python type (a zero date)."""
     typed = bool(key_columns) and typed_key(key_types[0])
     if not key_columns or not _splittable(key_types[0]):
         return [(None, None)]
     chunk_size = min(chunk_size, _rows_within_bytes(c, database, table))
     if whole_key and len(key_columns) > 1 and all(map(_splittable, key_types)):
-        chunks = query_key_chunks(c, database, table, key_columns, chunk_size)
+        chunks = query_key_chunks(c, database, table, key_columns, chunk_size, key_types)
         typed_bounds = [(hi[i], t) for _lo, hi in chunks[:-1] for i, t in enumerate(key_types) if typed_key(t)]
         return chunks if all(bounds_typed(t, [v]) for v, t in typed_bounds) else [(None, None)]
-    if _TEXT.match(key_types[0]):
-        return query_chunks(c, database, table, key_columns[0], chunk_size)
+    if _TEXT.match(key_types[0]) or is_ordinal(key_types[0]):
+        return query_chunks(c, database, table, key_columns[0], chunk_size, key_types[0])
     if typed:
         chunks = query_chunks(c, database, table, key_columns[0], chunk_size)
         return chunks if bounds_typed(key_types[0], [hi for _lo, hi in chunks[:-1]]) else [(None, None)]
@@ -93,9 +96,11 @@ def plan_chunks(
 
 
 def _splittable(column_type: str) -> bool:
-    """Whether a key column of this type can bound a chunk: an integer, a CHAR/VARCHAR or a
-    ``key_bounds.typed_key``."""
-    return bool(_INTEGER.match(column_type) or _TEXT.match(column_type) or typed_key(column_type))
+    """Whether a key column of this type can bound a chunk: an integer, a CHAR/VARCHAR, a
+    ``key_bounds.typed_key`` or a ``key_ordinals`` one."""
+    return bool(
+        _INTEGER.match(column_type) or _TEXT.match(column_type) or typed_key(column_type) or is_ordinal(column_type)
+    )
 
 
 def offset_chunks(
@@ -124,37 +129,46 @@ def _rows_within_bytes(c: Any, database: str, table: str) -> int:
     return max(1, CHUNK_MAX_BYTES // length) if length > 0 else 1 << 62
 
 
-def query_chunks(c: Any, database: str, table: str, column: str, chunk_size: int) -> list[tuple[Bound, Bound]]:
+def query_chunks(
+    c: Any, database: str, table: str, column: str, chunk_size: int, column_type: str = ""
+) -> list[tuple[Bound, Bound]]:
     """Ranges whose bounds are the keys the server finds ``chunk_size`` rows apart in its order of
     ``column``: each the ``chunk_size``-th key strictly after the previous bound, so the split always
-    moves on, even past a first-column value with more rows than a chunk (a composite key's)."""
+    moves on, even past a first-column value with more rows than a chunk (a composite key's). A
+    ``key_ordinals`` column's bounds are its numbers."""
     key, name = quote(column), f"{quote(database)}.{quote(table)}"
+    read = bound_expression(key, column_type)
+    (after,) = column_sqls({column: column_type}, [column])
     bounds: list[Bound] = []
-    row = query(c, f"SELECT {key} FROM {name} ORDER BY {key} LIMIT 1 OFFSET %s", (chunk_size,))
+    row = query(c, f"SELECT {read} FROM {name} ORDER BY {key} LIMIT 1 OFFSET %s", (chunk_size,))
     while row:
         bounds.append(row[0][0])
+        condition, args = after(key, ">", bounds[-1])
         row = query(
             c,
-            f"SELECT {key} FROM {name} WHERE {key} > %s ORDER BY {key} LIMIT 1 OFFSET %s",
-            (bounds[-1], chunk_size - 1),
+            f"SELECT {read} FROM {name} WHERE {condition} ORDER BY {key} LIMIT 1 OFFSET %s",
+            (*args, chunk_size - 1),
         )
     edges: list[Bound] = [None, *bounds, None]
     return list(itertools.pairwise(edges))
 
 
 def query_key_chunks(
-    c: Any, database: str, table: str, columns: list[str], chunk_size: int
+    c: Any, database: str, table: str, columns: list[str], chunk_size: int, column_types: list[str] | None = None
 ) -> list[tuple[Bound, Bound]]:
     """``query_chunks`` on a whole composite key (``key_tuples``): each bound the key tuple the server
     finds ``chunk_size`` rows past the previous one in its order of the key, so no chunk holds more
     than ``chunk_size`` rows however many share a first column's value."""
     names = [quote(col) for col in columns]
-    key, order, name = ", ".join(names), ", ".join(names), f"{quote(database)}.{quote(table)}"
+    types = dict(zip(columns, column_types or [""] * len(columns), strict=True))
+    key = ", ".join(bound_expression(n, types[col]) for n, col in zip(names, columns, strict=True))
+    order, name = ", ".join(names), f"{quote(database)}.{quote(table)}"
+    sqls = column_sqls(types, columns)
     bounds: list[Bound] = []
     row = query(c, f"SELECT {key} FROM {name} ORDER BY {order} LIMIT 1 OFFSET %s", (chunk_size,))
     while row:
         bounds.append(tuple(row[0]))
-        after, args = after_sql(names, bounds[-1])
+        after, args = after_sql(names, bounds[-1], sqls)
         row = query(
             c, f"SELECT {key} FROM {name} WHERE {after} ORDER BY {order} LIMIT 1 OFFSET %s", (*args, chunk_size - 1)
         )
@@ -218,7 +232,10 @@ def range_test(
 ) -> InRange:
     """How to test a key of the table against ``bounds``' ranges: by collation where they are strings,
     as the server orders binary, temporal and decimal values where they are those (``TypedRange``).
-    ``column_type``: the column's type where the caller has it (else asked of the server if needed)."""
+    ``column_type``: the column's type where the caller has it (else asked of the server if needed); a
+    ``key_ordinals`` column's keys are placed by their numbers."""
+    if column_type is not None and is_ordinal(column_type):
+        return OrdinalRange(OrdinalKey(column_type))
     if text_bounds(bounds):
         return TextRange(c, database, table, column)
     if _typed_bounds(bounds):
@@ -265,6 +282,8 @@ def key_range_test(
         column_type = types.get(key, "")
         if _TEXT.match(column_type):
             compares.append(TextRange(c, database, table, key).compare)
+        elif is_ordinal(column_type):
+            compares.append(OrdinalKey(column_type).compare)
         elif width := binary_width(column_type):
             compares.append(functools.partial(_padded, width))
         else:

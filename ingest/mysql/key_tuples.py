@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ingest.mysql.key_ordinals import ColumnSql, plain_sql
+
 # How one key column's values are compared in the server's order: <0, 0, >0 (``key_chunks`` builds
 # them: by collation for strings, padded bytes for BINARY(n), by value otherwise).
 Compare = Callable[[Any, Any], int]
@@ -28,31 +30,40 @@ def natural(a: Any, b: Any) -> int:
     return (a > b) - (a < b)
 
 
-def _bound_sql(columns: Sequence[str], bound: Any, op: str) -> tuple[str, list[Any]]:
+def _bound_sql(columns: Sequence[str], bound: Any, op: str, sqls: Sequence[ColumnSql] | None) -> tuple[str, list[Any]]:
     """``key op bound`` for ``op`` in ``>=``, ``>`` and ``<``; ``columns`` are quoted names, as many as
-    the key has (a scalar bound uses the first)."""
+    the key has (a scalar bound uses the first); ``sqls``: how each column's comparisons are written
+    (``key_ordinals.column_sqls``; plain ``column op %s`` without)."""
     values = list(bound) if isinstance(bound, tuple) else [bound]
+    written = list(sqls) if sqls is not None else [plain_sql] * len(columns)
     strict = "<" if op == "<" else ">"
-    sql, args = f"{columns[len(values) - 1]} {op} %s", [values[-1]]
-    for column, value in zip(reversed(columns[: len(values) - 1]), reversed(values[:-1]), strict=True):
-        sql, args = f"({column} {strict} %s OR ({column} = %s AND {sql}))", [value, value, *args]
+    n = len(values) - 1
+    sql, args = written[n](columns[n], op, values[-1])
+    for i in reversed(range(n)):
+        before, before_args = written[i](columns[i], strict, values[i])
+        equal, equal_args = written[i](columns[i], "=", values[i])
+        sql, args = f"({before} OR ({equal} AND {sql}))", [*before_args, *equal_args, *args]
     return sql, args
 
 
-def range_sql(columns: Sequence[str], lo: Any, hi: Any) -> tuple[str, list[Any]]:
+def range_sql(
+    columns: Sequence[str], lo: Any, hi: Any, sqls: Sequence[ColumnSql] | None = None
+) -> tuple[str, list[Any]]:
     """A WHERE condition for [lo, hi) (open ends None) and its arguments; "" for the whole table."""
     parts, args = [], []
     for bound, op in ((lo, ">="), (hi, "<")):
         if bound is not None:
-            sql, values = _bound_sql(columns, bound, op)
+            sql, values = _bound_sql(columns, bound, op, sqls)
             parts.append(sql)
             args += values
     return " AND ".join(parts), args
 
 
-def after_sql(columns: Sequence[str], bound: tuple[Any, ...]) -> tuple[str, list[Any]]:
+def after_sql(
+    columns: Sequence[str], bound: tuple[Any, ...], sqls: Sequence[ColumnSql] | None = None
+) -> tuple[str, list[Any]]:
     """A WHERE condition for the keys strictly after ``bound``."""
-    return _bound_sql(columns, bound, ">")
+    return _bound_sql(columns, bound, ">", sqls)
 
 
 class TupleRange:

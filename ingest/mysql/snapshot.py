@@ -31,6 +31,7 @@ from ingest.mysql.client import (
 from ingest.mysql.key_bounds import binlog_key, decode_bound, encode_bound, key_widths
 from ingest.mysql.key_chunks import KeyInRange, key_range_test
 from ingest.mysql.key_diff import ResnapshotChunkPartition, gone_keys
+from ingest.mysql.key_ordinals import column_sqls, select_form
 from ingest.mysql.key_tuples import range_sql
 from ingest.mysql.snapshot_text import RowsByKey, read_text_rows
 from ingest.mysql.spec import (
@@ -178,7 +179,7 @@ def _read_chunk_rows(
         low = master_status(c)
         low = begin_consistent_read(c) or low
         # (bounds on the first key column, or tuples of the whole key: ``key_tuples``)
-        condition, args = range_sql([quote(k) for k in keys], chunk.lo, chunk.hi)
+        condition, args = range_sql([quote(k) for k in keys], chunk.lo, chunk.hi, column_sqls(types, keys))
         where = f" WHERE {condition}" if condition else ""
         select = ", ".join(quote(col) for col in columns)
         sql = f"SELECT {select} FROM {quote(chunk.database)}.{quote(chunk.table)}{where}"
@@ -222,7 +223,8 @@ def _read_chunk_rows(
             normalize = mysql_values.RowNormalizer(types, *text) if text is not None else None
             in_range = key_range_test(c, chunk.database, chunk.table, keys, [(chunk.lo, chunk.hi)], types)
             backfill(rows, ((op, before, after) for op, _db, _t, before, after, _pos, _ts in changes), chunk, keys,
-                     columns, normalize, in_range, key_widths(types, keys))  # fmt: skip
+                     columns, normalize, in_range, key_widths(types, keys),
+                     tuple(select_form(types.get(k, "")) for k in keys))  # fmt: skip
     return rows, types, high, schema
 
 
@@ -235,6 +237,7 @@ def backfill(
     normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     in_range: KeyInRange | None = None,
     widths: tuple[int, ...] = (),
+    forms: tuple[Callable[[Any], Any] | None, ...] = (),
 ) -> None:
     """Applies the chunk's table's binlog changes between LW and HW to the rows its SELECT read.
 
@@ -246,12 +249,17 @@ def backfill(
     SELECT read as text), and so are those put. ``in_range``: how a key tuple is placed in the chunk
     (string bounds in their collation, ``key_chunks.key_range_test``). ``widths``: the n of each
     BINARY(n) key column (0 otherwise), whose binlog values lack the trailing 0x00 bytes the SELECT's
-    keys have (``key_bounds.binlog_key``)."""
+    keys have (``key_bounds.binlog_key``). ``forms``: for each key column, how its binlog value becomes
+    the SELECT's (``key_ordinals.select_form``: YEAR 0000, BIT and SET keys), or None."""
+    convert = any(forms)
 
     def key_of(image: dict[str, Any]) -> tuple[Any, ...]:
-        if not widths:
-            return tuple(image[k] for k in keys)
-        return tuple(binlog_key(image[k], w) for k, w in zip(keys, widths, strict=True))
+        key = tuple(image[k] for k in keys)
+        if widths:
+            key = tuple(binlog_key(v, w) for v, w in zip(key, widths, strict=True))
+        if convert:
+            key = tuple(v if f is None else f(v) for v, f in zip(key, forms, strict=True))
+        return key
 
     for op, before, after in changes:
         for half, old, new in key_change_halves(op, before, after, keys):
