@@ -16,6 +16,7 @@ import functools
 import json
 import operator
 import re
+import struct
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -92,6 +93,8 @@ def column_normalizer(column_type: str, zone: dt.tzinfo, timestamps_in_utc: bool
     base = _base(column_type)
     if base == "BIT":
         return _bit_normalizer(_bits(column_type))
+    if base == "FLOAT":
+        return _float32_text
     if base == "YEAR":
         # Row events carry a YEAR as year - 1900 and the decoders add 1900 back, also to 0000's 0
         # (mysql-replication, mysql-binlog-connector-java); 1900 is no YEAR value, and the SELECT
@@ -207,6 +210,25 @@ class RowNormalizer:
             self._names = names
             self._row = [self._columns.get(name) or self._column(name) for name in names]
         return dict(zip(names, map(operator.call, self._row, row.values()), strict=True))
+
+
+def _float32_text(value: Any) -> Any:
+    """A FLOAT's value as the shortest text that reads back as the same 32-bit float (its digits as
+    Java's ``Float.toString`` gives them, in Python's notation). The binlog gives a FLOAT's exact value
+    widened to a double (1.2345677614212036 for a stored 1.2345678), and so does the snapshot, which
+    reads FLOATs as ``column * 1e0`` (``ingest.mysql.snapshot``: the text protocol sends a FLOAT with
+    six digits, 1.23457, another float); both end as the same text."""
+    if type(value) is not float:
+        return value if value is None or isinstance(value, str) else str(value)
+    try:
+        packed = struct.pack("<f", value)
+    except OverflowError:  # (no FLOAT holds it: a double's digits)
+        return repr(value)
+    for digits in range(1, 10):
+        text = f"{value:.{digits}g}"
+        if struct.pack("<f", float(text)) == packed:
+            return repr(float(text))
+    return repr(value)  # (not reached: 9 digits always read back)
 
 
 def _year_text(value: Any) -> Any:

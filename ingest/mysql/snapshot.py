@@ -181,7 +181,7 @@ def _read_chunk_rows(
         # (bounds on the first key column, or tuples of the whole key: ``key_tuples``)
         condition, args = range_sql([quote(k) for k in keys], chunk.lo, chunk.hi, column_sqls(types, keys))
         where = f" WHERE {condition}" if condition else ""
-        select = ", ".join(quote(col) for col in columns)
+        select = ", ".join(_selected(quote(col), types[col]) for col in columns)
         sql = f"SELECT {select} FROM {quote(chunk.database)}.{quote(chunk.table)}{where}"
         # With scan.snapshot.fetch.size the server streams the chunk, that many rows at a time
         # (unbuffered); without it the chunk comes in one buffered fetch (faster, see the spec).
@@ -226,6 +226,15 @@ def _read_chunk_rows(
                      columns, normalize, in_range, key_widths(types, keys),
                      tuple(select_form(types.get(k, "")) for k in keys))  # fmt: skip
     return rows, types, high, schema
+
+
+def _selected(column: str, column_type: str) -> str:
+    """A column of the chunk's SELECT: a FLOAT as ``column * 1e0`` (a double, exact: the text protocol
+    sends a FLOAT with six significant digits, 1.23457 for a stored 1.2345678, another float than the
+    binlog's; ``formats.mysql_values`` writes both as the same text)."""
+    if column_type.strip().lower().startswith("float"):
+        return f"{column} * 1e0 AS {column}"
+    return column
 
 
 def backfill(

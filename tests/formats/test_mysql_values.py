@@ -38,6 +38,11 @@ SAME_ROW = [
     ("double", -0.25, -0.25, "-0.25"),
     ("year(4)", 2024, 2024, "2024"),
     ("year", 0, 1900, "0"),  # 0000: the binlog decoders add 1900 to its 0, and 1900 is no YEAR
+    # a FLOAT's exact value (the snapshot reads it as f * 1e0) as its shortest 32-bit text (Java's digits)
+    ("float", 1.2345677614212036, 1.2345677614212036, "1.2345678"),
+    ("float unsigned", 16777216.0, 16777216.0, "16777216.0"),
+    ("float(7,3)", 3.3999999521443642e38, 3.3999999521443642e38, "3.4e+38"),
+    ("float", 0.10000000149011612, 0.10000000149011612, "0.1"),
 ]  # fmt: skip
 
 
