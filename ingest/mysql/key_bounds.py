@@ -19,8 +19,8 @@ Offsets and the chunk registry are JSON: ``encode_bound`` tags these bounds (``{
 microseconds]}``, a composite key's tuple as ``{"key": [...]}`` of those); ``decode_bound`` turns them back.
 Integers and strings travel as they are.
 
-YEAR, BIT and ENUM keys are split on their numbers (``key_ordinals``). Not split (one chunk, as
-before): FLOAT/DOUBLE (approximate values), SET, and any other type. A zero or invalid DATE or
+YEAR, BIT, ENUM, FLOAT and DOUBLE keys are split on their numbers (``key_ordinals``). Not split (one
+chunk, as before): SET, and any other type. A zero or invalid DATE or
 DATETIME (non-strict SQL modes) is a ``str`` from pymysql and None from the binlog: a table whose
 bounds would be one is read as one chunk; a binlog key None is placed as the lowest key (right for a
 zero date, the lowest value; an invalid date such as 2024-02-30 under ALLOW_INVALID_DATES may so be

@@ -18,9 +18,9 @@ chunk's LW..HW changes, the binlog phase's "has the snapshot read this key alrea
 that order: in Python where ``schema_evolution.collation_order`` proves it the collation's, else by
 the server (``TextRange``). Binary, temporal and decimal bounds are compared as the server orders
 them (``key_bounds.TypedRange``: memcmp of BINARY(n)'s padded bytes, datetimes and decimals by value).
-YEAR, BIT and ENUM keys are split on the number the server orders them by (``key_ordinals``). Any
-other first key column (FLOAT/DOUBLE, SET, ...) is one chunk, held whole; a composite key with such a
-column after the first is split on its first column.
+YEAR, BIT, ENUM, FLOAT and DOUBLE keys are split on the number the server orders them by
+(``key_ordinals``). Any other first key column (SET, ...) is one chunk, held whole; a composite key with
+such a column after the first is split on its first column.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def plan_chunks(
     ``CHUNK_MAX_BYTES``), covering the whole key space (a row inserted beyond MAX belongs to the last
     one); open ends as None. One range where the table fits in a chunk or its first key column is
     none of an integer, a CHAR/VARCHAR, a ``key_bounds.typed_key`` (binary, DATE/DATETIME/TIMESTAMP,
-    TIME, DECIMAL) or a ``key_ordinals`` one (YEAR, BIT, ENUM: bounds are their numbers), or where a
+    TIME, DECIMAL) or a ``key_ordinals`` one (YEAR, BIT, ENUM, FLOAT, DOUBLE: bounds are their numbers), or where a
     typed bound is not of its column's Python type (a zero date)."""
     typed = bool(key_columns) and typed_key(key_types[0])
     if not key_columns or not _splittable(key_types[0]):

@@ -1,4 +1,5 @@
-"""Key columns the server orders by a number: YEAR, BIT(n) and ENUM (#27), and SET keys matched.
+"""Key columns the server orders by a number: YEAR, BIT(n), ENUM, FLOAT and DOUBLE (#27), and SET keys
+matched.
 
 The server orders these by ``column + 0``: a YEAR by its year (0000 first), a BIT(n) by its value, an
 ENUM by its member's index in the column's definition (not by its name). Chunks split on such a column
@@ -6,7 +7,9 @@ ENUM by its member's index in the column's definition (not by its name). Chunks 
 passed back as integers, which the server compares with the column's number. A YEAR or BIT column
 compared so is an index range; an ENUM compared with ``>=`` or ``<`` a number is not (MariaDB 10.11,
 EXPLAIN: type ALL, a full scan for every chunk) while ``=`` and ``IN`` are, so an ENUM's comparisons
-are written as ``IN`` lists of member indexes (``column_sql``).
+are written as ``IN`` lists of member indexes (``column_sql``). A FLOAT or DOUBLE's bounds are its
+values read exactly, as ``column * 1e0`` (the text protocol sends a FLOAT with six digits, another
+float; ``ingest.mysql.snapshot`` reads chunks' FLOATs so too), passed back as doubles.
 
 The SELECT (pymysql) and the binlog decoder give these keys differently (checked on MariaDB 10.11 by
 ``tests/integration/mysql/test_ordinal_key_chunks.py``):
@@ -15,6 +18,7 @@ The SELECT (pymysql) and the binlog decoder give these keys differently (checked
 - BIT(n): ``bytes`` ((n + 7) // 8 of them, big-endian) from the SELECT, a string of n 0s and 1s from
   the binlog;
 - ENUM: its member's name from both ("" for the invalid value, index 0);
+- FLOAT, DOUBLE: the same double from both (the snapshot's FLOAT read as ``column * 1e0``);
 - SET (never split): the members comma-joined in the column's order from the SELECT, a Python set of
   names from the binlog (None for none).
 
@@ -31,7 +35,7 @@ from typing import Any
 
 from schema_evolution.mysql_dialect import member_values
 
-_ORDINAL = re.compile(r"^(year|bit|enum)\b", re.IGNORECASE)
+_ORDINAL = re.compile(r"^(year|bit|enum|float|double|real)\b", re.IGNORECASE)
 _SET = re.compile(r"^set\s*\(", re.IGNORECASE)
 _BIT_WIDTH = re.compile(r"^bit\s*(?:\((\d+)\))?", re.IGNORECASE)
 
@@ -50,13 +54,14 @@ def is_ordinal(column_type: str) -> bool:
 
 
 class OrdinalKey:
-    """One YEAR, BIT(n) or ENUM key column: its number, its SQL comparisons."""
+    """One YEAR, BIT(n), ENUM, FLOAT or DOUBLE key column: its number, its SQL comparisons."""
 
     def __init__(self, column_type: str) -> None:
         text = column_type.strip()
         match = _ORDINAL.match(text)
         assert match is not None, column_type
-        self.kind = match.group(1).lower()  # "year", "bit" or "enum"
+        kind = match.group(1).lower()
+        self.kind = "float" if kind in ("float", "double", "real") else kind  # year, bit, enum or float
         self.members: list[str] = member_values(text) if self.kind == "enum" else []
         self._index = {name: i for i, name in enumerate(self.members, start=1)}
         self._folded = {name.casefold(): i for name, i in reversed(list(self._index.items()))}
@@ -68,6 +73,8 @@ class OrdinalKey:
             return None
         if self.kind == "year":
             return 0 if value == 1900 else int(value)
+        if self.kind == "float":
+            return float(value)
         if self.kind == "bit":
             if isinstance(value, bytes | bytearray):
                 return int.from_bytes(value, "big")
@@ -108,8 +115,11 @@ def column_sqls(types: Mapping[str, str], keys: Sequence[str]) -> list[ColumnSql
 
 
 def bound_expression(column: str, column_type: str) -> str:
-    """What a chunk bound reads of a key column (a quoted name): an ordinal column's number."""
-    return f"{column} + 0" if is_ordinal(column_type) else column
+    """What a chunk bound reads of a key column (a quoted name): an ordinal column's number (a FLOAT's
+    or DOUBLE's exact value: ``* 1e0``)."""
+    if not is_ordinal(column_type):
+        return column
+    return f"{column} * 1e0" if OrdinalKey(column_type).kind == "float" else f"{column} + 0"
 
 
 def select_form(column_type: str) -> Callable[[Any], Any] | None:

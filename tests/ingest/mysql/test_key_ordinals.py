@@ -27,9 +27,11 @@ ENUM = "enum('zeta','alpha','it''s')"
 
 
 def test_which_types_are_split_on_their_number() -> None:
-    assert all(map(is_ordinal, ["year", "year(4)", "bit(16)", "BIT", ENUM, " enum('a')"]))
-    assert not any(map(is_ordinal, ["int", "set('a')", "varchar(3)", "bigint unsigned", "binary(4)", "float"]))
+    assert all(map(is_ordinal, ["year", "year(4)", "bit(16)", "BIT", ENUM, " enum('a')", "float", "double", "real"]))
+    assert all(map(is_ordinal, ["float(7,3) unsigned zerofill", "double precision"]))
+    assert not any(map(is_ordinal, ["int", "set('a')", "varchar(3)", "bigint unsigned", "binary(4)", "decimal"]))
     assert bound_expression("`y`", "year") == "`y` + 0" and bound_expression("`i`", "int") == "`i`"
+    assert bound_expression("`f`", "float") == "`f` * 1e0"  # (exactly: the text protocol sends six digits)
 
 
 @pytest.mark.parametrize(
@@ -43,6 +45,8 @@ def test_which_types_are_split_on_their_number() -> None:
         (ENUM, "alpha", "alpha", 2),  # by index, not by name
         (ENUM, "it's", "it's", 3),
         (ENUM, "", "", 0),  # the invalid value
+        ("float", 1.2345677614212036, 1.2345677614212036, 1.2345677614212036),
+        ("double", -0.5, -0.5, -0.5),
     ],
 )
 def test_both_forms_of_a_key_are_the_servers_number(column_type: str, select: Any, binlog: Any, number: int) -> None:
