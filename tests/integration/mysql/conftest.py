@@ -6,7 +6,7 @@ import json
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,52 @@ def writes_on(
     return write
 
 
+def run_beside(task: Callable[[threading.Event], None], settings: SyncSettings) -> None:
+    """Runs the job while ``task`` runs on a thread of its own (until the event it is given is set,
+    once the job has ended, however it ended)."""
+    stop = threading.Event()
+    thread = threading.Thread(target=task, args=(stop,))
+    thread.start()
+    try:
+        run(settings)
+    finally:
+        stop.set()
+        thread.join()
+
+
+def connection_killer(
+    mariadb: LocalMariaDB,
+    statements: Sequence[str],
+    most: int,
+    killed: list[int],
+    seen_running: str | None = None,
+) -> Callable[[threading.Event], None]:
+    """A task for ``run_beside``: kills the connections running a statement that starts with one of
+    ``statements`` (``KILL CONNECTION``), up to ``most`` of them, their ids noted in ``killed``;
+    with ``seen_running``, only connections seen running a statement that starts with it before (a
+    read task's, not the planner's, where both run the same statements)."""
+    chosen: set[int] = set()
+
+    def kill(stop: threading.Event) -> None:
+        c = mariadb.connect()
+        with c.cursor() as cur:
+            while not stop.is_set() and len(killed) < most:
+                cur.execute("SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()")
+                for pid, info in cur.fetchall():
+                    text = str(info or "")
+                    if seen_running is not None and text.startswith(seen_running):
+                        chosen.add(int(pid))
+                    if (seen_running is None or int(pid) in chosen) and text.startswith(tuple(statements)):
+                        try:
+                            cur.execute(f"KILL CONNECTION {int(pid)}")
+                            killed.append(int(pid))
+                        except Exception:
+                            pass  # finished meanwhile
+        c.close()
+
+    return kill
+
+
 def snapshot_under_writes(
     mariadb: LocalMariaDB,
     warehouse: str,
@@ -90,14 +136,7 @@ def snapshot_under_writes(
     """Runs the chunked snapshot of ``database``.t while ``writer`` changes it on a thread of its own
     (until the event it is given is set), then once more over the rest of the binlog; returns the
     chunks' low bounds from the snapshot registry beside the checkpoint."""
-    stop = threading.Event()
-    thread = threading.Thread(target=writer, args=(stop,))
-    thread.start()
-    try:
-        run(chunked_snapshot_settings(mariadb, warehouse, checkpoint, database, chunk))
-    finally:
-        stop.set()
-        thread.join()
+    run_beside(writer, chunked_snapshot_settings(mariadb, warehouse, checkpoint, database, chunk))
     settings = chunked_snapshot_settings(mariadb, warehouse, checkpoint, database, chunk)
     run(settings.model_copy(update={"max_offsets_per_trigger": 500_000}))
     registry = json.loads((checkpoint / "lakecdc-mysql-snapshot.json").read_text())

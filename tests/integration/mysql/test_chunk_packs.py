@@ -19,6 +19,7 @@ from ingest.mysql.snapshot import read_pack
 from ingest.mysql.spec import MySqlSourceSpec
 from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
+from tests.integration.mysql.conftest import connection_killer, run_beside
 from tests.paimon_read import assert_changelog_replays, read_pypaimon, read_rust
 
 TABLES = 30
@@ -68,10 +69,9 @@ def _assert_equal(mariadb: LocalMariaDB, database: str, warehouse: str) -> None:
 def test_small_tables_packed_under_concurrent_writes_end_equal_to_the_source(
     mariadb: LocalMariaDB, small_tables: str, warehouse: str
 ) -> None:
-    stop = threading.Event()
     writes = [0]
 
-    def writer() -> None:
+    def writer(stop: threading.Event) -> None:
         rng = random.Random(7)
         c = mariadb.connect(small_tables)
         c.autocommit(True)
@@ -90,13 +90,7 @@ def test_small_tables_packed_under_concurrent_writes_end_equal_to_the_source(
                 writes[0] += 1
         c.close()
 
-    thread = threading.Thread(target=writer)
-    thread.start()
-    try:
-        run(_settings(mariadb, warehouse, small_tables))
-    finally:
-        stop.set()
-        thread.join()
+    run_beside(writer, _settings(mariadb, warehouse, small_tables))
     assert writes[0] > 50
     run(_settings(mariadb, warehouse, small_tables))  # the binlog up to now
     _assert_equal(mariadb, small_tables, warehouse)
@@ -109,32 +103,11 @@ def test_a_packs_connection_killed_between_or_during_its_chunks_is_replaced(
     few times: the pack's chunk on it is read again on a new connection, and the chunks after it
     use that one."""
     killed: list[int] = []
-    stop = threading.Event()
-
-    def killer() -> None:
-        c = mariadb.connect()
-        with c.cursor() as cur:
-            while not stop.is_set() and len(killed) < 6:
-                cur.execute(
-                    "SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND "
-                    "(INFO LIKE %s OR INFO LIKE 'SHOW MASTER STATUS%%' OR INFO LIKE 'START TRANSACTION%%')",
-                    (f"SELECT `id`, `v`, `n` FROM `{small_tables}`.%",),
-                )
-                for (pid,) in cur.fetchall():
-                    try:
-                        cur.execute(f"KILL CONNECTION {int(pid)}")
-                        killed.append(int(pid))
-                    except Exception:
-                        pass  # finished meanwhile
-        c.close()
-
-    thread = threading.Thread(target=killer)
-    thread.start()
-    try:
-        run(_settings(mariadb, warehouse, small_tables))
-    finally:
-        stop.set()
-        thread.join()
+    # a pack's connection (seen reading a chunk: the planner runs SHOW MASTER STATUS too) killed during a
+    # chunk's SELECT or between its chunks
+    chunk = f"SELECT `id`, `v`, `n` FROM `{small_tables}`."
+    kill = connection_killer(mariadb, [chunk, "SHOW MASTER STATUS", "START TRANSACTION"], 6, killed, chunk)
+    run_beside(kill, _settings(mariadb, warehouse, small_tables))
     assert killed, "no chunk's statement was caught running"
     _assert_equal(mariadb, small_tables, warehouse)
 

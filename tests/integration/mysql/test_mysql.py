@@ -23,6 +23,7 @@ from deploy.local_mariadb import ROOT_PASSWORD, LocalMariaDB
 from ingest.cli.settings import SyncSettings
 from ingest.job import JobFailed, run
 from tests.conftest import ROOT
+from tests.integration.mysql.conftest import connection_killer, run_beside
 from tests.paimon_read import assert_changelog_replays, read_pypaimon, read_rust
 
 _dbs = 0
@@ -425,31 +426,9 @@ def test_snapshot_chunk_whose_connection_is_killed_is_read_again(
             cur.executemany("INSERT INTO t VALUES (%s, %s)", [(i, "x" * 3000) for i in range(start, start + 2000)])
     conn.close()
     killed: list[int] = []
-    stop = threading.Event()
-
-    def killer() -> None:
-        c = mariadb.connect()
-        with c.cursor() as cur:
-            while not stop.is_set() and len(killed) < 2:
-                cur.execute(
-                    "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE %s AND ID <> CONNECTION_ID()",
-                    (f"SELECT `id`, `v` FROM `{source_db}`.`t`%",),  # a chunk's SELECT, not the planner's
-                )
-                for (pid,) in cur.fetchall():
-                    try:
-                        cur.execute(f"KILL CONNECTION {int(pid)}")
-                        killed.append(int(pid))
-                    except Exception:
-                        pass  # finished meanwhile
-        c.close()
-
-    thread = threading.Thread(target=killer)
-    thread.start()
-    try:
-        run(_settings(mariadb, warehouse, source_db, mysql_conf={"scan.incremental.snapshot.chunk.size": "4000"}))
-    finally:
-        stop.set()
-        thread.join()
+    chunk_select = f"SELECT `id`, `v` FROM `{source_db}`.`t`"  # a chunk's SELECT, not the planner's
+    settings = _settings(mariadb, warehouse, source_db, mysql_conf={"scan.incremental.snapshot.chunk.size": "4000"})
+    run_beside(connection_killer(mariadb, [chunk_select], 2, killed), settings)
     assert killed, "no snapshot SELECT was caught running"
     assert _paimon_rows(warehouse, "ods.t", ["id"]) == [(i,) for i in range(12000)]
 
