@@ -80,8 +80,26 @@ def crash_point(name: str) -> None:
     _reached += 1
     if _reached < _TARGET[1]:
         return
-    os.write(2, f"lakecdc: crash point {name} reached ({_reached}): SIGKILL\n".encode())
+    line = f"lakecdc: crash point {name} reached ({_reached}): SIGKILL\n".encode()
     group = os.getpgrp()
+    os.write(2, line)
+    _tell_group_leader(group, line)
     if group == os.getsid(0):
         os.killpg(group, signal.SIGKILL)
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _tell_group_leader(group: int, line: bytes) -> None:
+    """The line on the job's own stderr too, where the point is reached in a Spark Python worker (the
+    MySQL planner): a worker's stderr is a pipe the JVM copies from on a thread of its own, and the
+    SIGKILL of the group could take the JVM before it copied the line (1 run of the fault tests)."""
+    if group == os.getpid():
+        return
+    try:
+        fd = os.open(f"/proc/{group}/fd/2", os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        return  # not Linux, or the leader's stderr is gone: fd 2 had it
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
