@@ -22,7 +22,7 @@ def _source(mariadb: LocalMariaDB, database: str) -> list[tuple[int, float | Non
         cur.execute("SELECT id, f * 1e0, k * 1e0 FROM t ORDER BY id")  # the stored floats, exactly
         rows = [tuple(r) for r in cur.fetchall()]
     c.close()
-    return rows  # type: ignore[return-value]
+    return rows
 
 
 def _paimon(warehouse: str) -> list[tuple[int, float | None, float | None]]:
