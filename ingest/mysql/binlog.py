@@ -272,7 +272,7 @@ class BinlogReader:
         if name not in self._in_range:
             bounds = [(lo, hi) for lo, hi, _f, _p in ranges]
             last_hw = max(binlog_offset((f, p)) for _lo, _hi, f, p in ranges)
-            types = self.tables.types(database, table)  # (YEAR, BIT and ENUM keys are placed by their numbers)
+            types = self.tables.types(database, table)  # (YEAR, BIT, ENUM, FLOAT keys: by number, key_ordinals)
             in_range = key_range_test(self.connection, database, table, keys, bounds, types)
             self._in_range[name] = (in_range, last_hw)
         in_range, last_hw = self._in_range[name]
