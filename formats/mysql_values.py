@@ -97,7 +97,7 @@ def column_normalizer(column_type: str, zone: dt.tzinfo, timestamps_in_utc: bool
         return _float32_text
     if base == "YEAR":
         # Row events carry a YEAR as year - 1900 and the decoders add 1900 back, also to 0000's 0
-        # (mysql-replication, mysql-binlog-connector-java); 1900 is no YEAR value, and the SELECT
+        # (mysql-replication and lakecdc's own decoder); 1900 is no YEAR value, and the SELECT
         # reads 0000 as 0: without this a row of year 0000 would be 0 in the snapshot and 1900 once
         # changed, a second row where 0000 is its key.
         return lambda value: "0" if value == 1900 or value == "1900" else _year_text(value)

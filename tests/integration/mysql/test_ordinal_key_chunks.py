@@ -108,8 +108,8 @@ def test_an_ordinal_keyed_table_is_chunked_and_changes_during_its_snapshot_arriv
 
 
 def test_year_0000_from_the_binlog_is_the_snapshots_0(mariadb: LocalMariaDB, warehouse: str, tmp_path: Path) -> None:
-    # The binlog carries a YEAR as its year - 1900, and decoders give 0000 as 1900 (mysql-replication,
-    # mysql-binlog-connector-java): the snapshot's row 0 must stay row 0, not gain a twin 1900.
+    # The binlog carries a YEAR as its year - 1900, and the decoders give 0000 as 1900 (mysql-replication
+    # and lakecdc's own): the snapshot's row 0 must stay row 0, not gain a twin 1900.
     database = "ordinal_year_zero"
     mariadb.execute(
         f"CREATE DATABASE {database}",
