@@ -93,8 +93,6 @@ def column_normalizer(column_type: str, zone: dt.tzinfo, timestamps_in_utc: bool
     base = _base(column_type)
     if base == "BIT":
         return _bit_normalizer(_bits(column_type))
-    if base == "FLOAT":
-        return _float32_text
     if base == "YEAR":
         # Row events carry a YEAR as year - 1900 and the decoders add 1900 back, also to 0000's 0
         # (mysql-replication and lakecdc's own decoder); 1900 is no YEAR value, and the SELECT
@@ -212,14 +210,12 @@ class RowNormalizer:
         return dict(zip(names, map(operator.call, self._row, row.values()), strict=True))
 
 
-def _float32_text(value: Any) -> Any:
-    """A FLOAT's value as the shortest text that reads back as the same 32-bit float (its digits as
-    Java's ``Float.toString`` gives them, in Python's notation). The binlog gives a FLOAT's exact value
-    widened to a double (1.2345677614212036 for a stored 1.2345678), and so does the snapshot, which
-    reads FLOATs as ``column * 1e0`` (``ingest.mysql.snapshot``: the text protocol sends a FLOAT with
-    six digits, 1.23457, another float); both end as the same text."""
-    if type(value) is not float:
-        return value if value is None or isinstance(value, str) else str(value)
+def _float32_text(value: float) -> str:
+    """A FLOAT's value as the shortest text that reads back as the same 32-bit float (the digits of
+    Java's ``Float.toString``, in Python's notation): 1.2345678 where the binlog and the snapshot (which
+    reads FLOATs as ``column * 1e0``) give the stored float widened to a double, 1.2345677614212036.
+    ~4 us a value against repr's 0.3, so only for ``--type-mapping to-string``: a FLOAT column parses
+    either text into the same float."""
     try:
         packed = struct.pack("<f", value)
     except OverflowError:  # (no FLOAT holds it: a double's digits)
@@ -280,7 +276,8 @@ def as_text(value: Any, column_type: str) -> Any:
     which for some types is not canal's text. BIT(1) is ``true``/``false`` and BIT(n) its bits
     (8 per byte); decimals lose trailing zeros (in plain notation); DATETIME(0-3) has 3 fractional digits,
     DATETIME(4-6) and TIMESTAMP 6; TIME is Java's ``LocalTime`` text (``10:13``, ``10:13:23.500``);
-    binary columns are their bytes read as UTF-8. Spatial values stay WKB (made GeoJSON later),
+    binary columns are their bytes read as UTF-8; a FLOAT its shortest 32-bit digits (``1.2345678``, not
+    its widened double's). Spatial values stay WKB (made GeoJSON later),
     ENUM, SET, JSON, numbers and text are canal's text already.
     """
     if value is None:
@@ -301,6 +298,11 @@ def as_text(value: Any, column_type: str) -> Any:
         return f"{m.group(1)}.{(m.group(2) or '').ljust(digits, '0')[:digits]}"
     if base == "TIME" and isinstance(value, str):
         return _local_time_text(value)
+    if base == "FLOAT" and isinstance(value, str):
+        try:
+            return _float32_text(float(value))
+        except ValueError:
+            return value
     if base in _BINARIES and isinstance(value, bytes | bytearray):
         return bytes(value).decode("utf-8", errors="replace")
     return value

@@ -1,7 +1,7 @@
 """A FLOAT column holds the source's 32-bit value, from the snapshot and from the binlog alike: the
 text protocol sends a FLOAT with six significant digits (1.23457 for a stored 1.2345678, another
-float), so the snapshot reads FLOATs exactly (``column * 1e0``) and both are written as the same
-shortest text (``formats.mysql_values``). A FLOAT key's back-fill so finds its rows too."""
+float), so the snapshot reads FLOATs exactly (``column * 1e0``), the same double the binlog gives,
+and both are written alike (``formats.mysql_values``). A FLOAT key's back-fill so finds its rows too."""
 
 from __future__ import annotations
 
