@@ -20,7 +20,8 @@ The SELECT (pymysql) and the binlog decoder give these keys differently (checked
 - ENUM: its member's name from both ("" for the invalid value, index 0);
 - FLOAT, DOUBLE: the same double from both (the snapshot's FLOAT read as ``column * 1e0``);
 - SET (never split): the members comma-joined in the column's order from the SELECT, a Python set of
-  names from the binlog (None for none).
+  names from the binlog (None for none);
+- BINARY(n) (``key_bounds``): all n bytes from the SELECT, without the trailing 0x00 from the binlog.
 
 ``select_form`` turns a binlog key into the SELECT's form, so a chunk's back-fill finds the rows its
 SELECT read by their keys; ``OrdinalKey.number`` turns either form into the server's number, so a key
@@ -29,10 +30,12 @@ is placed among the bounds as the server places it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ingest.mysql.key_bounds import binary_width, binlog_key
 from schema_evolution.mysql_dialect import member_values
 
 _ORDINAL = re.compile(r"^(year|bit|enum|float|double|real)\b", re.IGNORECASE)
@@ -124,9 +127,11 @@ def bound_expression(column: str, column_type: str) -> str:
 
 def select_form(column_type: str) -> Callable[[Any], Any] | None:
     """How a binlog key value of this column type becomes the value the chunk's SELECT reads (None:
-    it is that already; BINARY(n) padding is ``key_bounds.binlog_key``'s)."""
+    it is that already): a BINARY(n) padded back (``key_bounds.binlog_key``), and the forms above."""
     text = column_type.strip()
     lower = text.lower()
+    if width := binary_width(text):
+        return functools.partial(binlog_key, width=width)
     if lower.startswith("year"):
         return lambda v: 0 if v == 1900 else v
     if lower.startswith("bit"):

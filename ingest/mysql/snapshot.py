@@ -28,7 +28,7 @@ from ingest.mysql.client import (
     quote,
     table_definitions,
 )
-from ingest.mysql.key_bounds import binlog_key, decode_bound, encode_bound, key_widths
+from ingest.mysql.key_bounds import decode_bound, encode_bound
 from ingest.mysql.key_chunks import KeyInRange, key_range_test
 from ingest.mysql.key_diff import ResnapshotChunkPartition, gone_keys
 from ingest.mysql.key_ordinals import column_sqls, select_form
@@ -223,8 +223,7 @@ def _read_chunk_rows(
             normalize = mysql_values.RowNormalizer(types, *text) if text is not None else None
             in_range = key_range_test(c, chunk.database, chunk.table, keys, [(chunk.lo, chunk.hi)], types)
             backfill(rows, ((op, before, after) for op, _db, _t, before, after, _pos, _ts in changes), chunk, keys,
-                     columns, normalize, in_range, key_widths(types, keys),
-                     tuple(select_form(types.get(k, "")) for k in keys))  # fmt: skip
+                     columns, normalize, in_range, tuple(select_form(types.get(k, "")) for k in keys))  # fmt: skip
     return rows, types, high, schema
 
 
@@ -245,7 +244,6 @@ def backfill(
     columns: tuple[str, ...],
     normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     in_range: KeyInRange | None = None,
-    widths: tuple[int, ...] = (),
     forms: tuple[Callable[[Any], Any] | None, ...] = (),
 ) -> None:
     """Applies the chunk's table's binlog changes between LW and HW to the rows its SELECT read.
@@ -256,19 +254,15 @@ def backfill(
     old key where that one lies and an insert of the new key where that one lies (#23), as in
     Debezium and Flink CDC. ``normalize``: the rows are normalized tuples in ``columns`` order (a
     SELECT read as text), and so are those put. ``in_range``: how a key tuple is placed in the chunk
-    (string bounds in their collation, ``key_chunks.key_range_test``). ``widths``: the n of each
-    BINARY(n) key column (0 otherwise), whose binlog values lack the trailing 0x00 bytes the SELECT's
-    keys have (``key_bounds.binlog_key``). ``forms``: for each key column, how its binlog value becomes
-    the SELECT's (``key_ordinals.select_form``: YEAR 0000, BIT and SET keys), or None."""
+    (string bounds in their collation, ``key_chunks.key_range_test``). ``forms``: for each key column,
+    how its binlog value becomes the SELECT's (``key_ordinals.select_form``: BINARY(n) values lack
+    the trailing 0x00 bytes the SELECT's keys have; YEAR 0000, BIT and SET keys), or None."""
     convert = any(forms)
 
     def key_of(image: dict[str, Any]) -> tuple[Any, ...]:
-        key = tuple(image[k] for k in keys)
-        if widths:
-            key = tuple(binlog_key(v, w) for v, w in zip(key, widths, strict=True))
-        if convert:
-            key = tuple(v if f is None else f(v) for v, f in zip(key, forms, strict=True))
-        return key
+        if not convert:
+            return tuple(image[k] for k in keys)
+        return tuple(image[k] if f is None else f(image[k]) for k, f in zip(keys, forms, strict=True))
 
     for op, before, after in changes:
         for half, old, new in key_change_halves(op, before, after, keys):

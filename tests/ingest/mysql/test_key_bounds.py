@@ -17,6 +17,7 @@ from ingest.mysql.key_bounds import (
     key_widths,
     typed_key,
 )
+from ingest.mysql.key_ordinals import select_form
 from ingest.mysql.snapshot import backfill
 from ingest.mysql.spec import Chunk
 
@@ -82,7 +83,10 @@ def test_backfill_finds_a_binary_keys_row_by_its_padded_key() -> None:
     def in_range(key: tuple[object, ...], lo: object, hi: object) -> bool:  # (key_range_test's, on one column)
         return padded(key[0], lo, hi)
 
-    backfill(rows, changes, chunk, ["k"], ("k", "v"), None, in_range, (4,))
+    backfill(rows, changes, chunk, ["k"], ("k", "v"), None, in_range, (select_form("binary(4)"),))
     assert list(rows) == [(key,)] and rows[(key,)]["v"] == 2
-    backfill(rows, [(Op.DELETE, {"k": b"\x01\x02", "v": 2}, None)], chunk, ["k"], ("k", "v"), None, in_range, (4,))
+    padded_form = (select_form("binary(4)"),)
+    backfill(
+        rows, [(Op.DELETE, {"k": b"\x01\x02", "v": 2}, None)], chunk, ["k"], ("k", "v"), None, in_range, padded_form
+    )
     assert rows == {}
