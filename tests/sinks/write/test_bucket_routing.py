@@ -419,3 +419,43 @@ def test_index_lookups_by_bucket_and_joined_agree(buckets: int, monkeypatch: pyt
     # every bucket is full (3,000 rows or more): new keys open the group's next bucket
     first_free = {g: next(b for b in range(buckets, buckets + 2) if b % 2 == g) for g in (0, 1)}
     assert results[0][len(known) + 1 :].tolist() == [first_free[abs(int(h)) % 2] for h in new]
+
+
+def test_worker_hash_cache_forgets_replaced_index_files(tmp_path: Path) -> None:
+    """A table's cached HASH files that its current index no longer names are dropped when a task
+    loads the index; files read for another table stay."""
+    from pyarrow import fs as pafs
+
+    local = pafs.LocalFileSystem()
+    paths = []
+    for n in range(3):
+        path = tmp_path / f"index-{n}"
+        path.write_bytes(np.array([n, n + 10], dtype=">i4").tobytes())
+        paths.append(str(path))
+    cache = bucket_routing._HashFiles()
+    assert list(cache.get(paths[0], local, "wh/t")) == [0, 10]
+    cache.get(paths[1], local, "wh/t")
+    cache.get(paths[2], local, "wh/u")
+    cache.retain("wh/t", {paths[1]})
+    assert cache.paths == [paths[1], paths[2]]
+    cache.retain("wh/u", set())
+    assert cache.paths == [paths[1]]
+
+
+def test_worker_hash_cache_holds_only_live_index_files(tmp_path: Path) -> None:
+    """After batches that replace open buckets' index files, the worker keeps only the files named
+    by the index the last batch was routed by."""
+    wh = str(tmp_path / "wh")
+    Catalog(wh).create_table("db.t", [("p", string()), ("id", bigint()), ("v", int_())], ["p", "id"], ["p"], {})
+    live: set[str] = set()
+    for batch_id in range(1, 5):
+        layout = Catalog(wh).load_layout("db.t")
+        assert layout is not None
+        routing = _routing(wh, layout, 2)
+        assert routing is not None
+        _, per_partition = bucket_routing._index_files(routing)
+        live = {path for _, files in per_partition.values() for path in files.values()}
+        rows = [("a", i, batch_id, INSERT) for i in range(100 * batch_id, 100 * batch_id + 100)]
+        _write_batch(wh, batch_id, [_chunk(rows, 0)], writers=2)
+    held = [p for p in bucket_routing.HASHES.paths if p.startswith(str(tmp_path))]
+    assert held and set(held) <= live
