@@ -11,6 +11,12 @@ one), never inside a transaction, so its read task ends after an XID or a DDL / 
 the next one starts with the next transaction's table maps. A binlog file's end is a boundary too: the
 next file from position 4. So a batch never reaches over a file's end (a rotation ends a batch).
 
+A batch is bounded by bytes of binlog too (``MAX_BATCH_BYTES``): a rows event holds up to 8 KiB of row
+images, several rows each, so 500k events of a backlog of wide rows were ~1 GiB of binlog a batch and
+the job peaked at 3.5 GiB (bench/README.md, *Binlog backlog*). The events that fit are estimated from
+the average event size at the batch's start, checked by listing the event that many on, and narrowed
+when that one lies much further than the bound.
+
 The end is planned once by ``latestOffset`` and stored by Spark in the offset log before the batch runs:
 a replayed batch reads the same range.
 """
@@ -28,6 +34,10 @@ log = structlog.get_logger(__name__)
 
 # Events listed per look-up while the next transaction's start is looked for after the n-th event.
 PAGE = 256
+# Binlog bytes a bounded micro-batch reads at most, about (its last transaction is read whole).
+MAX_BATCH_BYTES = 128 << 20
+# Events listed at a batch's start to learn their average size.
+SAMPLE = 1024
 
 
 def transaction_start(event_type: str) -> bool:
@@ -36,14 +46,16 @@ def transaction_start(event_type: str) -> bool:
     return event_type == "Anonymous_Gtid" or (event_type.startswith("Gtid") and event_type != "Gtid_list")
 
 
-def planned_end(c: Any, start: Position, latest: Position, max_events: int) -> Position:
+def planned_end(
+    c: Any, start: Position, latest: Position, max_events: int, max_bytes: int = MAX_BATCH_BYTES
+) -> Position:
     """``bounded_end``, or ``latest`` when the server does not list its binlog events (the privilege
     missing, a start that is not an event's start): the bound shapes micro-batches only, it never
     stops the job. A lost connection is raised (the planning query is tried again on a new one)."""
     from pymysql.err import MySQLError
 
     try:
-        return bounded_end(c, start, latest, max_events)
+        return bounded_end(c, start, latest, max_events, max_bytes)
     except MySQLError as exc:
         if exc.args and exc.args[0] in UNREACHABLE:
             raise
@@ -51,17 +63,48 @@ def planned_end(c: Any, start: Position, latest: Position, max_events: int) -> P
         return latest
 
 
-def bounded_end(c: Any, start: Position, latest: Position, max_events: int) -> Position:
+def bounded_end(
+    c: Any, start: Position, latest: Position, max_events: int, max_bytes: int = MAX_BATCH_BYTES
+) -> Position:
     """The end of the micro-batch that starts at ``start`` (a transaction boundary): the start of the
-    first transaction at least ``max_events`` events after it, the end of ``start``'s binlog file (the
-    next file from position 4) when the file ends before that, or ``latest`` when that comes first."""
+    first transaction at least ``max_events`` events after it, or about ``max_bytes`` bytes after it
+    when fewer events come first; the end of ``start``'s binlog file (the next file from position 4)
+    when the file ends before that, or ``latest`` when that comes first."""
     file, pos = start
     if file == latest[0]:
-        return _in_file(c, file, pos, latest[1], max_events) or latest
-    files = [str(r[0]) for r in query(c, "SHOW BINARY LOGS")]
-    if file not in files or files.index(file) + 1 >= len(files):
+        events = _events_within(c, file, pos, latest[1] - pos, max_events, max_bytes)
+        return _in_file(c, file, pos, latest[1], events) or latest
+    files = [(str(r[0]), int(r[1])) for r in query(c, "SHOW BINARY LOGS")]
+    names = [name for name, _size in files]
+    if file not in names or names.index(file) + 1 >= len(names):
         return latest  # the file is gone or the last one: the range as it was planned before (checked elsewhere)
-    return _in_file(c, file, pos, None, max_events) or (files[files.index(file) + 1], 4)
+    events = _events_within(c, file, pos, files[names.index(file)][1] - pos, max_events, max_bytes)
+    return _in_file(c, file, pos, None, events) or (names[names.index(file) + 1], 4)
+
+
+def _events_within(c: Any, file: str, pos: int, remaining: int, max_events: int, max_bytes: int) -> int:
+    """How many events from ``pos`` make about ``max_bytes`` bytes, at most ``max_events``: all of them
+    when the ``remaining`` bytes to the range's end are within the bound."""
+    if max_bytes <= 0 or remaining <= max_bytes:
+        return max_events
+    sample = _events(c, file, pos, 0, SAMPLE)
+    if not sample:
+        return max_events
+    average = max(1.0, (int(sample[-1][4]) - pos) / len(sample))
+    events = min(max_events, max(1, int(max_bytes / average)))
+    # The sample's events may be smaller than the later ones: where does the n-th lie? Past the range's
+    # end (fewer events than that in it), or much further than the bound: fewer events.
+    for _ in range(6):
+        if events == 1:
+            break
+        probe = _events(c, file, pos, events - 1, 1)
+        if not probe:
+            events //= 2
+        elif int(probe[0][1]) - pos > 2 * max_bytes:
+            events = max(1, int(events * max_bytes / (int(probe[0][1]) - pos)))
+        else:
+            break
+    return events
 
 
 def _in_file(c: Any, file: str, pos: int, until: int | None, max_events: int) -> Position | None:

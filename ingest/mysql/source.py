@@ -357,9 +357,10 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self, here: Position, latest: Position, gtids: str | None, limit: ReadLimit
     ) -> tuple[Position, str | None]:
         """Where the binlog micro-batch from ``here`` ends, and the GTID set before it: ``latest``, or
-        under --max-offsets-per-trigger the transaction boundary about that many binlog events on
-        (``binlog_bound``). MySQL tells the GTID set of its binlog's end only, which a failover needs:
-        with GTIDs on, its micro-batches are not bounded (MariaDB tells it for any boundary)."""
+        under --max-offsets-per-trigger the transaction boundary about that many binlog events on, or
+        about ``binlog_bound.MAX_BATCH_BYTES`` of binlog on when that comes first (``binlog_bound``).
+        MySQL tells the GTID set of its binlog's end only, which a failover needs: with GTIDs on, its
+        micro-batches are not bounded (MariaDB tells it for any boundary)."""
         if not isinstance(limit, ReadMaxRows) or limit.max_rows <= 0:
             return latest, gtids
         max_events = limit.max_rows

@@ -126,3 +126,43 @@ def test_a_server_that_does_not_list_its_events_leaves_the_batch_unbounded() -> 
 
     latest = ("b.1", 999)
     assert planned_end(Refusing({}), ("b.1", 5), latest, 10) == latest
+
+
+def _batches(server: FakeServer, start: tuple[str, int], latest: tuple[str, int], **bound: int) -> list[int]:
+    """The bytes of each bounded batch from ``start`` to ``latest`` in one file."""
+    at, sizes = start, []
+    while at != latest:
+        end = bounded_end(server, at, latest, **bound)
+        assert end[1] > at[1]
+        sizes.append(end[1] - at[1])
+        at = end
+    return sizes
+
+
+def test_a_backlog_of_large_row_events_is_bounded_by_bytes_too() -> None:
+    """Transactions of 8,000-byte rows events: 500k events would be the whole file; the byte bound
+    ends each batch at the first transaction start past about ``max_bytes``."""
+    f1 = _file(*[10] * 200, rotated=False)  # 200 transactions of ~80 KB, ~16 MB
+    server = FakeServer({"b.1": f1})
+    starts = _starts(f1)
+    latest = ("b.1", f1[-1][2])
+    sizes = _batches(server, ("b.1", starts[0]), latest, max_events=500_000, max_bytes=1_000_000)
+    transaction = starts[1] - starts[0]
+    assert 14 <= len(sizes) <= 18
+    assert all(s <= 1_000_000 + transaction for s in sizes[:-1])
+    assert _batches(server, ("b.1", starts[0]), latest, max_events=500_000, max_bytes=0) == [latest[1] - starts[0]]
+    # the event bound still applies when it comes first
+    assert len(_batches(server, ("b.1", starts[0]), latest, max_events=130, max_bytes=1_000_000)) > 18
+
+
+def test_the_byte_bound_holds_when_events_grow_after_the_sample(monkeypatch: Any) -> None:
+    """Small transactions first, then large ones: the average of the first events would let a batch run
+    far past the bound; the check of where the n-th event lies narrows it."""
+    monkeypatch.setattr(binlog_bound, "SAMPLE", 16)
+    f1 = _file(*[0] * 40, *[10] * 100, rotated=False)
+    server = FakeServer({"b.1": f1})
+    starts = _starts(f1)
+    latest = ("b.1", f1[-1][2])
+    sizes = _batches(server, ("b.1", starts[0]), latest, max_events=500_000, max_bytes=500_000)
+    assert max(sizes) <= 2 * 500_000 + (starts[-1] - starts[-2])
+    assert len(sizes) >= 8
