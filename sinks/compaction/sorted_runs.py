@@ -35,17 +35,22 @@ class _Run:
     def rows(self) -> int:
         return 0 if self.buffer is None else self.buffer.num_rows
 
-    def fill(self, rows: int) -> None:
-        """Read on until ``rows`` rows are buffered or the run ends."""
+    def fill(self, rows: int, max_bytes: int | None = None) -> None:
+        """Read on until ``rows`` rows (or ``max_bytes`` bytes, past at least one more batch) are
+        buffered or the run ends."""
         parts = [] if self.buffer is None else [self.buffer]
         have = self.rows
-        while not self.done and have < rows:
+        size = 0 if self.buffer is None else self.buffer.nbytes
+        read = False
+        while not self.done and have < rows and not (read and max_bytes is not None and size >= max_bytes):
             batch = next(self.batches, None)
             if batch is None:
                 self.done = True
             elif batch.num_rows:
                 parts.append(batch)
                 have += batch.num_rows
+                size += batch.nbytes
+                read = True
         if parts:
             self.buffer = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
@@ -89,14 +94,16 @@ def merged_slices(
     keys: Sequence[str],
     merge: Callable[[pa.Table], pa.Table],
     batch_rows: int,
+    batch_bytes: int | None = None,
 ) -> Iterator[pa.Table]:
     """``merge`` of the runs' rows, slice by slice in key order (see the module's docstring);
-    each run's batches must be sorted by ``keys``."""
+    each run's batches must be sorted by ``keys``. A run buffers ``batch_rows`` rows, or fewer when
+    they reach ``batch_bytes`` (wide rows), beyond one more of its batches at each step."""
     cursors = [_Run(r) for r in runs]
     want = batch_rows
     while True:
         for c in cursors:
-            c.fill(want)
+            c.fill(want, batch_bytes)
         reading = [c for c in cursors if not c.done]
         if not reading:
             rest = [t for t in (c.take(None) for c in cursors) if t is not None]

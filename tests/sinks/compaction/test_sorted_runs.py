@@ -49,9 +49,10 @@ row = st.tuples(st.integers(0, 6), st.sampled_from(["", "a", "b", "é", "z", "ab
     runs=st.lists(st.lists(row, max_size=40), min_size=1, max_size=5),
     batch=st.integers(1, 9),
     unique=st.booleans(),
+    batch_bytes=st.one_of(st.none(), st.integers(1, 400)),
 )
 def test_slices_merge_to_the_whole_units_merge(
-    runs: list[list[tuple[int, str, int]]], batch: int, unique: bool
+    runs: list[list[tuple[int, str, int]]], batch: int, unique: bool, batch_bytes: int | None
 ) -> None:
     # Sequence numbers distinct across the unit, as a bucket's are; level-0 files may repeat a key
     # (a writer's buffer), upper levels hold it once (``unique``).
@@ -62,9 +63,22 @@ def test_slices_merge_to_the_whole_units_merge(
             r = list({(k, s): (k, s, kind) for k, s, kind in r}.values())
         built.append([(k, s, next(seq), kind) for k, s, kind in r])
     whole = _merge(pa.concat_tables([t for r in built for t in _run(r, 10**6)] or [SCHEMA.empty_table()]))
-    slices = list(sorted_runs.merged_slices([_run(r, batch) for r in built], KEYS, _merge, batch))
+    slices = list(sorted_runs.merged_slices([_run(r, batch) for r in built], KEYS, _merge, batch, batch_bytes))
     got = pa.concat_tables(slices) if slices else SCHEMA.empty_table()
     assert got.to_pylist() == whole.to_pylist()
+
+
+def test_a_runs_buffer_stops_at_its_byte_bound() -> None:
+    """Wide rows: a run buffers batches until the byte bound, not the rows bound, and always at
+    least one more batch, so the merge goes on however small the bound."""
+    cursor = sorted_runs._Run(_run([(i, "x" * 50, i, 0) for i in range(100)], 5))
+    one = _run([(0, "x" * 50, 0, 0)] * 5, 5)[0].nbytes
+    cursor.fill(1000, 3 * one)
+    assert cursor.rows == 15
+    cursor.fill(1000, 1)
+    assert cursor.rows == 20
+    cursor.fill(1000, None)
+    assert cursor.rows == 100
 
 
 def test_a_run_of_one_key_longer_than_a_batch() -> None:
