@@ -39,7 +39,7 @@ from typing import Any
 import orjson
 
 from bench.procs import PeakRss
-from bench.results import write_report
+from bench.results import code_version, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTITIONS = 4
@@ -244,14 +244,6 @@ def _summary(action: str, run: JobRun, wave: float, first_events: int) -> dict[s
     }
 
 
-def _commit() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "sinks", "ingest")
-    return git("rev-parse", "--short", "HEAD") + (" (uncommitted changes under sinks/ or ingest/)" if dirty else "")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tables", type=int, default=1000, help="the performance issue asks for 1,000 tables")
@@ -263,7 +255,7 @@ def main() -> None:
     global LOG_DIR
     LOG_DIR = args.log_dir
     load = Path("/proc/loadavg").read_text().split()[:3]
-    commit = _commit()
+    commit = code_version()
     results = []
     with tempfile.TemporaryDirectory(prefix="lakecdc-bench-scale-") as tmp:
         if args.only in (None, "kafka"):

@@ -76,10 +76,11 @@ def bounded_end(
         return _in_file(c, file, pos, latest[1], events) or latest
     files = [(str(r[0]), int(r[1])) for r in query(c, "SHOW BINARY LOGS")]
     names = [name for name, _size in files]
-    if file not in names or names.index(file) + 1 >= len(names):
+    i = names.index(file) if file in names else -1
+    if i < 0 or i + 1 >= len(names):
         return latest  # the file is gone or the last one: the range as it was planned before (checked elsewhere)
-    events = _events_within(c, file, pos, files[names.index(file)][1] - pos, max_events, max_bytes)
-    return _in_file(c, file, pos, None, events) or (names[names.index(file) + 1], 4)
+    events = _events_within(c, file, pos, files[i][1] - pos, max_events, max_bytes)
+    return _in_file(c, file, pos, None, events) or (names[i + 1], 4)
 
 
 def _events_within(c: Any, file: str, pos: int, remaining: int, max_events: int, max_bytes: int) -> int:

@@ -194,9 +194,10 @@ def _merge_streaming(run: _Run) -> commits.CompactChange:
     where reading the unit whole held up to a dynamic bucket's 2M rows."""
     task, table, schema = run.task, run.table, run.schema
 
+    read = min(STREAM_READ_ROWS, STREAM_BATCH_ROWS)
+
     def batches(files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
         for f in files:
-            read = min(STREAM_READ_ROWS, STREAM_BATCH_ROWS)
             for batch in data_files.iter_data_file(table, task.partition, task.bucket, f, schema, read):
                 yield run.fresh(batch)
 
