@@ -23,6 +23,7 @@ from tests.integration.mysql.conftest import connection_killer, run_beside
 from tests.paimon_read import assert_changelog_replays, read_pypaimon, read_rust
 
 TABLES = 30
+BIG_ROWS = 20_000
 
 
 @pytest.fixture
@@ -103,11 +104,23 @@ def test_a_packs_connection_killed_between_or_during_its_chunks_is_replaced(
     few times: the pack's chunk on it is read again on a new connection, and the chunks after it
     use that one."""
     killed: list[int] = []
+    # Ten-row chunks are read in milliseconds: the killer's polls missed all of them once in CI under
+    # load. The last table of each half (each of the two packs) gets rows enough (~20 MB) that its
+    # SELECT runs while the client takes them in, still a small chunk (under the chunk size) packed
+    # with the others.
+    conn = mariadb.connect(small_tables)
+    with conn.cursor() as cur:
+        for t in (TABLES // 2 - 1, TABLES - 1):
+            rows = [(i, "x" * 1000) for i in range(100, 100 + BIG_ROWS)]
+            cur.executemany(f"INSERT INTO t{t:02d} VALUES (%s, %s, 0)", rows)
+    conn.commit()
+    conn.close()
     # a pack's connection (seen reading a chunk: the planner runs SHOW MASTER STATUS too) killed during a
     # chunk's SELECT or between its chunks
     chunk = f"SELECT `id`, `v`, `n` FROM `{small_tables}`."
     kill = connection_killer(mariadb, [chunk, "SHOW MASTER STATUS", "START TRANSACTION"], 6, killed, chunk)
-    run_beside(kill, _settings(mariadb, warehouse, small_tables))
+    size = {"scan.incremental.snapshot.chunk.size": str(4 * BIG_ROWS)}
+    run_beside(kill, _settings(mariadb, warehouse, small_tables, **size))
     assert killed, "no chunk's statement was caught running"
     _assert_equal(mariadb, small_tables, warehouse)
 
