@@ -53,6 +53,11 @@ InRange = Callable[[Any, Bound, Bound], bool]
 # chunk of ``chunk_size`` rows does not become gigabytes (a row costs several times its stored size in
 # Python). 64 MiB: a 32,768-row chunk of rows up to 2 KiB keeps its size.
 CHUNK_MAX_BYTES = 64 << 20
+# ... and at most about this many values (rows x columns): each is a Python object from the read to the
+# write, whatever its stored size. A 1,000-column table's 64 MiB chunks (4,051 rows of ~16 KB) took the
+# snapshot job to 3.0 GiB, ~265 bytes a value (bench/README.md, "wide table"). 2^20: a 32,768-row chunk
+# of up to 32 columns keeps its size.
+CHUNK_MAX_VALUES = 1 << 20
 
 
 def plan_chunks(
@@ -65,15 +70,15 @@ def plan_chunks(
     whole_key: bool = True,
 ) -> list[tuple[Bound, Bound]]:
     """Key ranges [lo, hi) of about ``chunk_size`` rows each, fewer where rows are wide (at most about
-    ``CHUNK_MAX_BYTES``), covering the whole key space (a row inserted beyond MAX belongs to the last
-    one); open ends as None. One range where the table fits in a chunk or its first key column is
-    none of an integer, a CHAR/VARCHAR, a ``key_bounds.typed_key`` (binary, DATE/DATETIME/TIMESTAMP,
-    TIME, DECIMAL) or a ``key_ordinals`` one (YEAR, BIT, ENUM, FLOAT, DOUBLE: bounds are their numbers), or where a
-    typed bound is not of its column's Python type (a zero date)."""
+    ``CHUNK_MAX_BYTES`` and ``CHUNK_MAX_VALUES``), covering the whole key space (a row inserted beyond
+    MAX belongs to the last one); open ends as None. One range where the table fits in a chunk or its
+    first key column is none of an integer, a CHAR/VARCHAR, a ``key_bounds.typed_key`` (binary,
+    DATE/DATETIME/TIMESTAMP, TIME, DECIMAL) or a ``key_ordinals`` one (YEAR, BIT, ENUM, FLOAT, DOUBLE:
+    bounds are their numbers), or where a typed bound is not of its column's Python type (a zero date)."""
     typed = bool(key_columns) and typed_key(key_types[0])
     if not key_columns or not _splittable(key_types[0]):
         return [(None, None)]
-    chunk_size = min(chunk_size, _rows_within_bytes(c, database, table))
+    chunk_size = min(chunk_size, _rows_within_bounds(c, database, table))
     if whole_key and len(key_columns) > 1 and all(map(_splittable, key_types)):
         chunks = query_key_chunks(c, database, table, key_columns, chunk_size, key_types)
         typed_bounds = [(hi[i], t) for _lo, hi in chunks[:-1] for i, t in enumerate(key_types) if typed_key(t)]
@@ -117,16 +122,19 @@ def offset_chunks(
     return [(encode_bound(lo), encode_bound(hi)) for lo, hi in chunks]
 
 
-def _rows_within_bytes(c: Any, database: str, table: str) -> int:
-    """How many rows of the table's average stored length fit in ``CHUNK_MAX_BYTES`` (no bound where
-    the server keeps no estimate yet)."""
+def _rows_within_bounds(c: Any, database: str, table: str) -> int:
+    """How many of the table's rows fit in ``CHUNK_MAX_VALUES`` values and, by their average stored
+    length, in ``CHUNK_MAX_BYTES`` (no byte bound where the server keeps no estimate yet)."""
     rows = query(
         c,
-        "SELECT AVG_ROW_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+        "SELECT t.AVG_ROW_LENGTH, (SELECT COUNT(*) FROM information_schema.COLUMNS k "
+        "WHERE k.TABLE_SCHEMA = t.TABLE_SCHEMA AND k.TABLE_NAME = t.TABLE_NAME) "
+        "FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = %s AND t.TABLE_NAME = %s",
         (database, table),
     )
-    length = int(rows[0][0] or 0) if rows else 0
-    return max(1, CHUNK_MAX_BYTES // length) if length > 0 else 1 << 62
+    length, columns = (int(rows[0][0] or 0), int(rows[0][1] or 0)) if rows else (0, 0)
+    by_bytes = max(1, CHUNK_MAX_BYTES // length) if length > 0 else 1 << 62
+    return min(by_bytes, max(1, CHUNK_MAX_VALUES // columns) if columns > 0 else 1 << 62)
 
 
 def query_chunks(

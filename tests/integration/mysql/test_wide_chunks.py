@@ -55,3 +55,30 @@ def test_wide_rows_are_split_into_chunks_of_bounded_bytes(
     assert max(counts) <= 2 * (1 << 20) // 3000, counts
     assert broad[0][0] is None and broad[-1][1] is None
     assert all(a[1] == b[0] for a, b in itertools.pairwise(broad))
+
+
+def test_many_narrow_columns_are_split_into_chunks_of_bounded_values(
+    mariadb: LocalMariaDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows of many small columns are short as the server stores them but each value is a Python
+    object in the read task: the split bounds rows x columns too."""
+    columns = ", ".join(f"c{i} INT" for i in range(200))
+    mariadb.execute("CREATE DATABASE IF NOT EXISTS wide", database=None)
+    mariadb.execute(f"CREATE TABLE wide.many (id INT PRIMARY KEY, {columns})")
+    conn = mariadb.connect("wide")
+    try:
+        with conn.cursor() as cur:
+            values = ", ".join(["%s"] * 201)
+            cur.executemany(f"INSERT INTO many VALUES ({values})", [(i, *range(200)) for i in range(1, ROWS + 1)])
+            cur.execute("ANALYZE TABLE many")
+            cur.fetchall()
+        monkeypatch.setattr(key_chunks, "CHUNK_MAX_VALUES", 201 * 300)  # 300 rows of 201 values
+        many = plan_chunks(conn, "wide", "many", ["id"], ["int(11)"], 32768)
+        monkeypatch.setattr(key_chunks, "CHUNK_MAX_VALUES", 1 << 40)
+        unbounded = plan_chunks(conn, "wide", "many", ["id"], ["int(11)"], 32768)
+    finally:
+        conn.close()
+    assert unbounded == [(None, None)]  # ~2.4 MB stored: far below the byte bound
+    assert len(many) == ROWS // 300, many
+    counts = [_count(mariadb, "many", lo, hi) for lo, hi in many]
+    assert sum(counts) == ROWS and max(counts) <= 300, counts
