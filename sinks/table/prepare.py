@@ -324,7 +324,7 @@ class TablePreparer:
                     f"cannot create table '{table}': partition keys {outside} must be part of the primary "
                     f"keys {list(pks)}"
                 )
-        options = table_options(self.policy.table_conf, has_primary_key=bool(pks))
+        options = table_options(self.policy.table_conf, has_primary_key=bool(pks), columns=len(record.fields))
         try:
             MergeOptions.from_table_options(options).check_fields(names, pks)
             expiry = RecordExpiry.from_table_options(options)

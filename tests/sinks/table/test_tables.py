@@ -266,3 +266,41 @@ def test_many_tables_list_the_catalog_once_and_a_schema_change_on_one_is_applied
     again = TablePreparer(Catalog(catalog.warehouse), TablePolicy(), state_dir=state)
     assert again._ours("db.t05")
     assert again.prepare([(t, base) for t in names])["db.t17"].field_types()["w"] == bigint()
+
+
+def _parquet_dictionaries(warehouse: str) -> set[bool]:
+    """Whether each column chunk of the warehouse's data files has a dictionary page."""
+    import pyarrow.parquet as pq
+
+    out: set[bool] = set()
+    for path in Path(warehouse).rglob("data-*.parquet"):
+        meta = pq.ParquetFile(path).metadata
+        for g in range(meta.num_row_groups):
+            out |= {meta.row_group(g).column(c).has_dictionary_page for c in range(meta.num_columns)}
+    return out
+
+
+WIDE_CASES = [(127, {}, True), (128, {}, False), (300, {"parquet.enable.dictionary": "true"}, True)]
+
+
+@pytest.mark.parametrize(("columns", "conf", "dictionary"), WIDE_CASES)
+def test_a_wide_table_is_created_without_parquet_dictionaries_unless_table_conf_says(
+    catalog: Catalog, columns: int, conf: dict[str, str], dictionary: bool
+) -> None:
+    """A wide table's writer keeps a dictionary per column: off from 128 columns, and its files have none."""
+    import pyarrow as pa
+    from pypaimon_rust.datafusion import PaimonCatalog
+
+    fields = [("id", int_()), *((f"c{i}", varchar(8)) for i in range(1, columns))]
+    TablePreparer(catalog, TablePolicy(table_conf=conf)).prepare([("db.t", _record(*fields))])
+    assert _options(catalog, "db.t").get("parquet.enable.dictionary", "true") == str(dictionary).lower()
+    names = [n for n, _ in fields]
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([1, 2], pa.int32()), *(pa.array(["a", "a"]) for _ in names[1:])], names=names
+    )
+    table = PaimonCatalog({"warehouse": catalog.warehouse}).get_table("db.t")
+    write = table.new_stream_write_builder().with_commit_user("u").new_write()
+    write.write_arrow(batch)
+    write.prepare_commit(True, 0)
+    write.close()
+    assert _parquet_dictionaries(catalog.warehouse) == {dictionary}
