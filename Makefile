@@ -68,8 +68,9 @@ bench-maintenance: bytecode ## read/commit time after 1,000 commits: no maintena
 bench-lookup: bytecode ## lookup and MOW compaction per commit in 100k- and 1M-key buckets, with and without the file cache (~2 min)
 	$(PY) -m bench.lookup
 
-bench-mysql: bytecode ## MySQL snapshot rows/s and binlog rows/s vs pymysql / mysql-replication floors (~3 min)
+bench-mysql: bytecode ## MySQL snapshot rows/s and binlog rows/s vs pymysql / mysql-replication floors, then a 1,000-column table's snapshot (~6 min)
 	$(PY) -m bench.mysql
+	$(PY) -m bench.mysql_wide
 
 bench-mysql-keys: bytecode ## 5M-row snapshot of a UUID-keyed table vs an integer-keyed one, 3 alternating runs each (~20 min)
 	$(PY) -m bench.mysql_keys
