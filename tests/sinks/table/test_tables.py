@@ -12,7 +12,7 @@ from schema_evolution.types import bigint, date, int_, string, timestamp, varcha
 from sinks.layout import RecordSchema, TableLayout
 from sinks.table.catalog import Catalog
 from sinks.table.prepare import IncompatibleTable, TableDefinitionError, TablePolicy, TablePreparer
-from tests.paimon_read import paimon_schema
+from tests.paimon_read import paimon_schema, read_pypaimon, read_rust
 
 
 def _record(*fields, pks=("id",), source="shop.t") -> RecordSchema:  # type: ignore[no-untyped-def]
@@ -301,6 +301,10 @@ def test_a_wide_table_is_created_without_parquet_dictionaries_unless_table_conf_
     table = PaimonCatalog({"warehouse": catalog.warehouse}).get_table("db.t")
     write = table.new_stream_write_builder().with_commit_user("u").new_write()
     write.write_arrow(batch)
-    write.prepare_commit(True, 0)
+    commit = table.new_stream_write_builder().with_commit_user("u").new_commit()
+    commit.commit(0, write.prepare_commit(True, 0))
     write.close()
     assert _parquet_dictionaries(catalog.warehouse) == {dictionary}
+    # plain Parquet either way: both readers read it back
+    expected = [{"id": i, **{n: "a" for n in names[1:]}} for i in (1, 2)]
+    assert read_rust(catalog.warehouse, "db.t") == read_pypaimon(catalog.warehouse, "db.t") == expected
