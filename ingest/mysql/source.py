@@ -194,7 +194,8 @@ class MySqlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             types = dict(columns)
             split_keys = keys or list(spec.parse.primary_keys)
             key_types = [types.get(k, "") for k in split_keys]  # (whole: only the table's own key has an index)
-            bounds = offset_chunks(c, database, table, split_keys, key_types, spec.chunk_size, whole_key and bool(keys))
+            whole = whole_key and bool(keys)
+            bounds = offset_chunks(c, database, table, split_keys, key_types, spec.chunk_size, whole, len(columns))
             chunks += [[database, table, lo, hi] for lo, hi in bounds]
         if without_key and spec.require_primary_key:
             raise MySqlSourceError(

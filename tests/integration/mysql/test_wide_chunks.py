@@ -73,12 +73,13 @@ def test_many_narrow_columns_are_split_into_chunks_of_bounded_values(
             cur.execute("ANALYZE TABLE many")
             cur.fetchall()
         monkeypatch.setattr(key_chunks, "CHUNK_MAX_VALUES", 201 * 300)  # 300 rows of 201 values
-        many = plan_chunks(conn, "wide", "many", ["id"], ["int(11)"], 32768)
+        many = plan_chunks(conn, "wide", "many", ["id"], ["int(11)"], 32768, columns=201)
+        unknown = plan_chunks(conn, "wide", "many", ["id"], ["int(11)"], 32768)  # columns not given
         monkeypatch.setattr(key_chunks, "CHUNK_MAX_VALUES", 1 << 40)
-        unbounded = plan_chunks(conn, "wide", "many", ["id"], ["int(11)"], 32768)
+        unbounded = plan_chunks(conn, "wide", "many", ["id"], ["int(11)"], 32768, columns=201)
     finally:
         conn.close()
-    assert unbounded == [(None, None)]  # ~2.4 MB stored: far below the byte bound
+    assert unbounded == unknown == [(None, None)]  # ~2.4 MB stored: far below the byte bound
     assert len(many) == ROWS // 300, many
     counts = [_count(mariadb, "many", lo, hi) for lo, hi in many]
     assert sum(counts) == ROWS and max(counts) <= 300, counts
