@@ -25,7 +25,14 @@ from ingest.paimon.source import PaimonDataSource
 from ingest.pipeline.dead_letters import parse_binlog_skips, parse_skip_offsets
 from ingest.pipeline.parse_spec import ParseSpec
 from ingest.pipeline.routing import TableRouter
-from ingest.source import STOP_FILE_OPTION, Source, SourceKind, SourceSettings
+from ingest.source import (
+    MAX_BATCH_BYTES_ENV,
+    MAX_BATCH_BYTES_OPTION,
+    STOP_FILE_OPTION,
+    Source,
+    SourceKind,
+    SourceSettings,
+)
 from ingest.spark_conf import session_conf, submitted_conf
 from ingest.streaming.checkpoint import SKIPS_FILE, SPARK_DIR, CheckpointGuard, SparkProgress, record_skips
 from ingest.streaming.dead_letter_table import DeadLetterTable
@@ -356,6 +363,8 @@ def _run(
     reader = reader.option(STOP_FILE_OPTION, stop_path)
     if settings.max_offsets_per_trigger:
         reader = reader.option("lakecdc.maxRows", str(settings.max_offsets_per_trigger))
+    if os.environ.get(MAX_BATCH_BYTES_ENV):  # test-only (ingest.kafka.batch_bytes)
+        reader = reader.option(MAX_BATCH_BYTES_OPTION, os.environ[MAX_BATCH_BYTES_ENV])
     writer = (
         reader.load()
         .writeStream.foreachBatch(processor)

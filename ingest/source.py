@@ -57,6 +57,10 @@ MarksHook = Callable[[int, list[str], Callable[[str], bool]], None]
 # the sources' latestOffset then offers no new data, so a job behind its source stops after the batch in
 # flight instead of running its backlog out. Spark hands options over with lower-cased keys.
 STOP_FILE_OPTION = "lakecdc.stopFile"
+# Test-only: another byte bound of a Kafka micro-batch (``ingest.kafka.batch_bytes``), read from the job's
+# environment and handed to the planner, which runs in a Python process Spark started, as this option.
+MAX_BATCH_BYTES_ENV = "LAKECDC_KAFKA_BATCH_BYTES"
+MAX_BATCH_BYTES_OPTION = "lakecdc.maxBatchBytes"
 
 
 def stop_file(options: Mapping[str, str]) -> str | None:

@@ -36,6 +36,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from ingest import logs
+from ingest.kafka.batch_bytes import MAX_BATCH_BYTES, MessageSizes
 from ingest.kafka.fetch import RAW_DDL, READER_DEFAULTS, fetch_range, raw_batches
 from ingest.kafka.offset_checks import (
     KafkaSourceError,
@@ -53,7 +54,7 @@ from ingest.kafka.schema_registry import parser_for
 from ingest.kafka.spec import KafkaSourceSpec, kafka_properties, registry_settings
 from ingest.kafka.startup import StartupMode, parse_specific_offsets
 from ingest.pipeline.partition_stream import assemble
-from ingest.source import stop_file, stopping
+from ingest.source import MAX_BATCH_BYTES_OPTION, stop_file, stopping
 from ingest.workers.memory import release_unused_memory
 from sinks.write.chunk_format import CHUNK_DDL
 
@@ -99,11 +100,13 @@ class KafkaCdcDataSource(DataSource):
         spec = self._spec()
         reader = KafkaStreamReader(spec, kafka_properties(options), max_rows, registry_settings(spec, options))
         reader.stop_file = stop_file(options)
+        reader.max_batch_bytes = int(options.get(MAX_BATCH_BYTES_OPTION.lower()) or MAX_BATCH_BYTES)
         return reader
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     stop_file: str | None = None  # the job's stop file (ingest.source.stopping)
+    max_batch_bytes: int = MAX_BATCH_BYTES  # (ingest.kafka.batch_bytes)
 
     def __init__(
         self,
@@ -122,12 +125,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target: Offsets | None = None
         self._target_state: dict[str, TopicState] | None = None
         self._latest: Offsets | None = None  # the high watermarks latestOffset last saw (reportLatestOffset)
+        self._sizes: MessageSizes | None = None  # the planner's samples (the byte bound of a batch, batch_bytes)
 
     # The metadata clients live on the driver only; executors get the reader without them.
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_meta"] = None
         state["_admin"] = None if self._admin is not False else False
+        state["_sizes"] = None  # (the planner's)
         return state
 
     def _consumer(self) -> Any:
@@ -344,6 +349,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         counts = {tp: h - s for tp, (s, h) in available.items()}
         if budget is not None and sum(counts.values()) > budget:
             counts = share_budget(counts, budget)
+        if budget is not None:  # (--max-offsets-per-trigger 0: no bound at all)
+            if self._sizes is None:
+                self._sizes = MessageSizes(self._message_size, self.max_batch_bytes)
+            counts = self._sizes.bound({tp: s for tp, (s, _h) in available.items()}, counts)
         for (topic, p), n in counts.items():
             end[topic][p] = available[(topic, p)][0] + n
         return with_ids(end, ids)
@@ -423,6 +432,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 cpu_seconds=round(time.process_time() - cpu, 3),
             )
         release_unused_memory()
+
+    def _message_size(self, topic: str, partition: int, offset: int) -> int:
+        """The bytes (key and value) of the message at ``offset``, read as a task reads it."""
+        timeout = self.spec.broker_unavailable_timeout_s
+        for value, key, *_rest in fetch_range(self.properties, topic, partition, offset, offset + 1, timeout):
+            return len(value or b"") + len(key or b"")
+        return 0
 
     def _skip_deleted(self, topic: str, partition: int, start: int, end: int) -> int:
         """With scan.offset-reset-on-loss=earliest, where a range starts below the partition's earliest

@@ -143,3 +143,21 @@ def test_malformed_message_stops_the_job_at_its_offset_and_is_never_skipped(
         # Batch 0 (offsets 0..99) was committed; the batch holding offset 150 was not.
         rows = read_rust(warehouse, "ods.orders")
         assert len(rows) == 100
+
+
+def test_a_backlog_of_large_messages_is_read_in_micro_batches_bounded_by_bytes(
+    spark: Any, kafka: LocalKafka, warehouse: str, topic_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The message budget (default 500,000) would take the whole backlog in one micro-batch; a bound
+    of ~200 messages' bytes (sampled from the topic) reads it in several, each committed, and the
+    tables and changelog are exact."""
+    kafka.create_topic(topic_name, 3)
+    stream = generate(keys=120, updates=4, seed=3)
+    kafka.produce(topic_name, stream.messages, partition_by_key(3))
+    size = sum(len(v) for _k, v in stream.messages) // len(stream.messages)
+    monkeypatch.setenv("LAKECDC_KAFKA_BATCH_BYTES", str(200 * size))
+    result = run(_settings(warehouse, kafka, topic_name, max_offsets_per_trigger=500_000))
+    assert result.stats.events == len(stream.messages)
+    assert result.stats.batches >= len(stream.messages) // 200 - 1, (result.stats.batches, len(stream.messages))
+    for table in ("orders", "customers"):
+        _assert_table_matches(warehouse, stream, table)
