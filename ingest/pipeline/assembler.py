@@ -17,7 +17,7 @@ import structlog
 from formats import FORMATS, Parser
 from formats.bulk import BulkDecoder, Lane, PlainRows
 from formats.events import DataChangeEvent, MessageContext, SchemaChangeEvent, SourceSchema
-from ingest.pipeline.chunk_builder import KIND_CODES, ChunkBuilder, MetadataSpec, record_schema
+from ingest.pipeline.chunk_builder import KIND_CODES, ChunkBuilder, MetadataSpec, chunk_limit, record_schema
 from ingest.pipeline.dead_letters import (
     DEAD_LETTER_SCHEMA_JSON,
     SKIPPED_BY_OPERATOR,
@@ -113,7 +113,7 @@ class ChunkAssembler:
                 builder = self._lane_builder
                 assert builder is not None
                 builder.events += taken
-                if len(builder.kinds) >= self._chunk_rows:
+                if len(builder.kinds) >= builder.limit:
                     self._flush(builder.table)
                 return
         bulk = self._bulk
@@ -238,7 +238,7 @@ class ChunkAssembler:
         lane = self._bulk.lane(plain, builder.rows, builder.kinds, builder.offsets, KIND_CODES)
         builder.events += lane.add(plain.op, plain.after, plain.before, offset)
         self._lane, self._lane_builder = lane, builder
-        if len(builder.kinds) >= self._chunk_rows:
+        if len(builder.kinds) >= builder.limit:
             self._flush(target)
 
     def add_events(
@@ -276,7 +276,7 @@ class ChunkAssembler:
             if builder is None or (builder.source is not event.schema and builder.source != event.schema):
                 builder = self._reopen(target, event, position)
             builder.add(event, offset, timestamp_ms, ts_type)
-            if len(builder.kinds) >= self._chunk_rows:
+            if len(builder.kinds) >= builder.limit:
                 self._flush(target)
 
     def add_inserts(self, event: DataChangeEvent, rows: list[Any], position: SourcePosition) -> None:
@@ -288,10 +288,10 @@ class ChunkAssembler:
             builder = self._builders.get(target)
             if builder is None or (builder.source is not event.schema and builder.source != event.schema):
                 builder = self._reopen(target, event, position)
-            room = self._chunk_rows - len(builder.kinds)
+            room = builder.limit - len(builder.kinds)
             builder.add_inserts(event, rows[done : done + room], position.offset)
             done += room
-            if len(builder.kinds) >= self._chunk_rows:
+            if len(builder.kinds) >= builder.limit:
                 self._flush(target)
 
     def _reopen(self, target: str, event: DataChangeEvent, position: SourcePosition) -> ChunkBuilder:
@@ -392,6 +392,7 @@ class ChunkAssembler:
             self.partition,
             metadata=self._metadata,
             computed=computed,
+            limit=chunk_limit(self._chunk_rows, len(schema.fields)),
         )
         self._builders[target] = builder
         return builder

@@ -39,6 +39,16 @@ KIND_CODES = KindCodes(INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)
 # bench's 1M messages with ~1 s less worker CPU, ~7% faster micro-batches and ~80 MiB less
 # memory at the peak (3 alternating runs each, bench/README.md).
 DEFAULT_CHUNK_ROWS = 8192
+# ... and at most about this many values (rows x columns) a chunk: 8,192 rows of a 1,000-column table
+# (~40 KB canal-json messages) were ~8M Python objects in a read task (bench/README.md, "Kafka: wide
+# messages"). 2^18: 8,192 rows of up to 32 columns.
+CHUNK_MAX_VALUES = 1 << 18
+
+
+def chunk_limit(rows: int, columns: int) -> int:
+    """Rows a chunk of ``columns`` columns takes before it is flushed: ``rows``, fewer for wide tables."""
+    return max(1, min(rows, CHUNK_MAX_VALUES // max(1, columns)))
+
 
 # Metadata columns (``--metadata-column``): Kafka's facts about the message and the message's own.
 METADATA_TYPES: dict[str, PaimonType] = {
@@ -139,6 +149,7 @@ class ChunkBuilder:
     # rows given as dicts (``add``); the others are tuples in source column order (canal-json's
     # bulk path appends those, ``formats.bulk.Lane``)
     dict_rows: int = 0
+    limit: int = DEFAULT_CHUNK_ROWS  # rows before a flush (``chunk_limit``)
 
     def add(self, event: DataChangeEvent, offset: int, timestamp_ms: int | None = None, ts_type: int = 0) -> None:
         self.events += 1
