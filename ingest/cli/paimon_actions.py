@@ -222,8 +222,9 @@ ACTION_OPTIONS: tuple[ActionOption, ...] = (
         "max-offsets-per-trigger",
         SYNC,
         H,
-        "messages per micro-batch at most (default 500000); MySQL: the snapshot's "
-        "estimated rows (at most 256 chunks), then binlog events, each micro-batch ending at a transaction boundary",
+        "messages per micro-batch at most (default 500000; Kafka: and about 512 MiB of messages); MySQL: the "
+        "snapshot's estimated rows (at most 256 chunks), then binlog events, each micro-batch ending at a "
+        "transaction boundary",
         "1000",
         paimon=False,
     ),
