@@ -2,7 +2,7 @@
 
 The message budget alone lets a topic of large messages make huge batches: 20,000 canal-json messages
 of a 1,000-column row (~40 KB each, 770 MiB) were one micro-batch at a 2.56 GiB peak, and the default
-budget of 500,000 such messages would be ~19 GiB (bench/README.md, "Kafka: wide messages"). So the
+budget of 500,000 such messages would be ~19 GiB (bench/README.md, "Kafka, wide messages"). So the
 planner samples the size of the next message of the partitions with the most waiting, at most every
 ``RESAMPLE_S`` per topic, and plans at most about ``MAX_BATCH_BYTES`` of them. A replayed batch reads
 the offsets its checkpoint holds, whatever a sample said.

@@ -55,7 +55,7 @@ InRange = Callable[[Any, Bound, Bound], bool]
 CHUNK_MAX_BYTES = 64 << 20
 # ... and at most about this many values (rows x columns): each is a Python object from the read to the
 # write, whatever its stored size. A 1,000-column table's 64 MiB chunks (4,051 rows of ~16 KB) took the
-# snapshot job to 3.0 GiB, ~265 bytes a value (bench/README.md, "wide table"). 2^20: a 32,768-row chunk
+# snapshot job to 3.0 GiB, ~265 bytes a value (bench/README.md, "a 1,000-column table"). 2^20: a 32,768-row chunk
 # of up to 32 columns keeps its size.
 CHUNK_MAX_VALUES = 1 << 20
 
@@ -130,7 +130,7 @@ def _rows_within_bounds(c: Any, database: str, table: str, columns: int) -> int:
     their average stored length, in ``CHUNK_MAX_BYTES`` (no byte bound where the server keeps no
     estimate yet, no value bound for 0 columns)."""
     # The caller knows the columns: counting them in information_schema.COLUMNS as well took a
-    # 1,000-table job's start-up from 13.0 to 32.4 s (bench/README.md, "wide table").
+    # 1,000-table job's start-up from 13.0 to 32.4 s (bench/README.md, "a 1,000-column table").
     rows = query(
         c,
         "SELECT AVG_ROW_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",

@@ -40,7 +40,7 @@ KIND_CODES = KindCodes(INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)
 # memory at the peak (3 alternating runs each, bench/README.md).
 DEFAULT_CHUNK_ROWS = 8192
 # ... and at most about this many values (rows x columns) a chunk: 8,192 rows of a 1,000-column table
-# (~40 KB canal-json messages) were ~8M Python objects in a read task (bench/README.md, "Kafka: wide
+# (~40 KB canal-json messages) were ~8M Python objects in a read task (bench/README.md, "Kafka, wide
 # messages"). 2^18: 8,192 rows of up to 32 columns.
 CHUNK_MAX_VALUES = 1 << 18
 

@@ -21,7 +21,7 @@ DEFAULT_PK_OPTIONS = {"changelog-producer": "input"}
 # says otherwise. pypaimon-rust's Parquet writer keeps a dictionary per column of each file it writes:
 # 15,720 rows of a 1,000-column table took one writer ~740 MiB over its input with dictionaries and
 # ~280 MiB without (and a third of the time); 500k rows of 10 columns, 89 vs 69 MiB (bench/README.md,
-# "wide table"). The files stay plain Parquet, read by every reader.
+# "a 1,000-column table"). The files stay plain Parquet, read by every reader.
 WIDE_TABLE_COLUMNS = 128
 WIDE_TABLE_OPTIONS = {"parquet.enable.dictionary": "false"}
 
