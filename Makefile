@@ -75,9 +75,10 @@ bench-mysql: bytecode ## MySQL snapshot rows/s and binlog rows/s vs pymysql / my
 bench-mysql-keys: bytecode ## 5M-row snapshot of a UUID-keyed table vs an integer-keyed one, 3 alternating runs each (~20 min)
 	$(PY) -m bench.mysql_keys
 
-bench-scale: bytecode ## database sync over 1,000 tables (Kafka and MySQL): start-up to first commit, micro-batch times, peak memory; then a ~1.9 GiB binlog backlog (~14 min)
+bench-scale: bytecode ## database sync over 1,000 tables (Kafka and MySQL): start-up to first commit, micro-batch times, peak memory; then a ~1.9 GiB binlog backlog, then a 1.5 GiB topic of 1,000-column messages (~16 min)
 	$(PY) -m bench.scale
 	$(PY) -m bench.backlog
+	$(PY) -m bench.kafka_wide --messages 40000 --bounds 0,5000
 
 clean: ## remove the virtualenv, the demo warehouse and caches
 	rm -rf $(VENV) warehouse .pytest_cache .mypy_cache .ruff_cache *.egg-info
