@@ -18,7 +18,13 @@ from sinks.crash_points import crash_point
 from sinks.layout import RecordSchema, TableLayout
 from sinks.state_files import state_path, write_atomically
 from sinks.table.catalog import Catalog
-from sinks.table.options import IMMUTABLE_OPTIONS, table_options, validate_table_options
+from sinks.table.options import (
+    IMMUTABLE_OPTIONS,
+    WIDE_TABLE_COLUMNS,
+    WIDE_TABLE_OPTIONS,
+    table_options,
+    validate_table_options,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -182,9 +188,12 @@ class TablePreparer:
                         if first and not self._ours(table):
                             raise self._incompatible(table, layout, record, str(exc)) from None
                         raise SchemaChangeRefused(table, exc) from None
+                    narrow = len(layout.fields) < WIDE_TABLE_COLUMNS
                     layout = self.catalog.apply(layout, changes)
                     if changes:
                         crash_point("table-altered")
+                    if len(layout.fields) >= WIDE_TABLE_COLUMNS and (first or narrow):
+                        layout = self._widen(layout)
                 self._verified.add(table)
                 layouts[table] = self._layouts[table] = layout
             except LakeCdcError as exc:
@@ -225,6 +234,24 @@ class TablePreparer:
             text = str(exc) if str(exc).startswith("--table-conf") else f"--table-conf: {exc}"
             raise TableDefinitionError(f"table '{table}': {text}") from None
         return self.catalog.set_options(table, changed)
+
+    def _widen(self, layout: TableLayout) -> TableLayout:
+        """A table that exists with, or has grown to, ``WIDE_TABLE_COLUMNS`` columns gets the options a
+        table created that wide gets (Parquet dictionaries off: see ``sinks.table.options``), unless the
+        table already sets them (made before lakecdc did this, or by ``--table-conf``, applied first).
+        Checked when the job first meets the table and when a schema change makes it wide, so a job
+        does not read the table's options every batch."""
+        current = self.catalog.table_options(layout.identifier)
+        missing = {k: v for k, v in WIDE_TABLE_OPTIONS.items() if k not in current}
+        if not missing:
+            return layout
+        log.info(
+            "a wide table gets the wide-table options for its next files (keep them with --table-conf)",
+            table=layout.identifier,
+            columns=len(layout.fields),
+            options=missing,
+        )
+        return self.catalog.set_options(layout.identifier, missing)
 
     def _remember_created(self, tables: set[str]) -> None:
         if tables <= self._created:

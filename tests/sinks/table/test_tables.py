@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pytest
@@ -268,12 +268,12 @@ def test_many_tables_list_the_catalog_once_and_a_schema_change_on_one_is_applied
     assert again.prepare([(t, base) for t in names])["db.t17"].field_types()["w"] == bigint()
 
 
-def _parquet_dictionaries(warehouse: str) -> set[bool]:
-    """Whether each column chunk of the warehouse's data files has a dictionary page."""
+def _parquet_dictionaries(warehouse: str, skip: Collection[Path] = ()) -> set[bool]:
+    """Whether each column chunk of the warehouse's data files (but those in ``skip``) has a dictionary page."""
     import pyarrow.parquet as pq
 
     out: set[bool] = set()
-    for path in Path(warehouse).rglob("data-*.parquet"):
+    for path in set(Path(warehouse).rglob("data-*.parquet")) - set(skip):
         meta = pq.ParquetFile(path).metadata
         for g in range(meta.num_row_groups):
             out |= {meta.row_group(g).column(c).has_dictionary_page for c in range(meta.num_columns)}
@@ -288,23 +288,61 @@ def test_a_wide_table_is_created_without_parquet_dictionaries_unless_table_conf_
     catalog: Catalog, columns: int, conf: dict[str, str], dictionary: bool
 ) -> None:
     """A wide table's writer keeps a dictionary per column: off from 128 columns, and its files have none."""
-    import pyarrow as pa
-    from pypaimon_rust.datafusion import PaimonCatalog
-
     fields = [("id", int_()), *((f"c{i}", varchar(8)) for i in range(1, columns))]
     TablePreparer(catalog, TablePolicy(table_conf=conf)).prepare([("db.t", _record(*fields))])
     assert _options(catalog, "db.t").get("parquet.enable.dictionary", "true") == str(dictionary).lower()
     names = [n for n, _ in fields]
-    batch = pa.RecordBatch.from_arrays(
-        [pa.array([1, 2], pa.int32()), *(pa.array(["a", "a"]) for _ in names[1:])], names=names
-    )
-    table = PaimonCatalog({"warehouse": catalog.warehouse}).get_table("db.t")
-    write = table.new_stream_write_builder().with_commit_user("u").new_write()
-    write.write_arrow(batch)
-    commit = table.new_stream_write_builder().with_commit_user("u").new_commit()
-    commit.commit(0, write.prepare_commit(True, 0))
-    write.close()
+    _write_rows(catalog, "db.t", names, 0)
     assert _parquet_dictionaries(catalog.warehouse) == {dictionary}
     # plain Parquet either way: both readers read it back
     expected = [{"id": i, **{n: "a" for n in names[1:]}} for i in (1, 2)]
     assert read_rust(catalog.warehouse, "db.t") == read_pypaimon(catalog.warehouse, "db.t") == expected
+
+
+def _write_rows(catalog: Catalog, table: str, names: Sequence[str], commit_id: int) -> None:
+    """Two rows of every column through pypaimon-rust's stream writer, committed."""
+    import pyarrow as pa
+    from pypaimon_rust.datafusion import PaimonCatalog
+
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([1, 2], pa.int32()), *(pa.array(["a", "a"]) for _ in names[1:])], names=list(names)
+    )
+    paimon = PaimonCatalog({"warehouse": catalog.warehouse}).get_table(table)
+    write = paimon.new_stream_write_builder().with_commit_user("u").new_write()
+    write.write_arrow(batch)
+    commit = paimon.new_stream_write_builder().with_commit_user("u").new_commit()
+    commit.commit(commit_id, write.prepare_commit(True, commit_id))
+    write.close()
+
+
+def test_a_table_that_grows_wide_or_is_met_wide_gets_the_wide_table_options_unless_it_sets_them(
+    catalog: Catalog,
+) -> None:
+    """Tables made before lakecdc turned dictionaries off, or grown past 128 columns by schema
+    evolution, get the option once; their next files have no dictionaries and read back as before."""
+    narrow = [("id", int_()), *((f"c{i}", varchar(8)) for i in range(1, 10))]
+    wide = [*narrow, *((f"w{i}", varchar(8)) for i in range(130))]
+    prep = TablePreparer(catalog, TablePolicy())
+    prep.prepare([("db.grows", _record(*narrow))])
+    _write_rows(catalog, "db.grows", [n for n, _ in narrow], 0)
+    old_files = set(Path(catalog.warehouse).rglob("data-*.parquet"))
+    assert _parquet_dictionaries(catalog.warehouse) == {True}
+    prep.prepare([("db.grows", _record(*wide))])  # a schema change makes it wide
+    assert _options(catalog, "db.grows")["parquet.enable.dictionary"] == "false"
+    _write_rows(catalog, "db.grows", [n for n, _ in wide], 1)
+    assert _parquet_dictionaries(catalog.warehouse, skip=old_files) == {False}
+    expected = [{"id": i, **{n: "a" for n, _ in wide[1:]}} for i in (1, 2)]
+    assert read_rust(catalog.warehouse, "db.grows") == read_pypaimon(catalog.warehouse, "db.grows") == expected
+
+    # a wide table made without the option (as before lakecdc set it) gets it when a job first meets it;
+    # one whose options say otherwise keeps them
+    catalog.create_table("db.old", wide, ["id"], [], {})
+    catalog.create_table("db.kept", wide, ["id"], [], {"parquet.enable.dictionary": "true"})
+    TablePreparer(catalog, TablePolicy()).prepare([("db.old", _record(*wide)), ("db.kept", _record(*wide))])
+    assert _options(catalog, "db.old")["parquet.enable.dictionary"] == "false"
+    assert _options(catalog, "db.kept")["parquet.enable.dictionary"] == "true"
+    # --table-conf is applied first and wins
+    conf = {"parquet.enable.dictionary": "true"}
+    catalog.create_table("db.asked", wide, ["id"], [], {})
+    TablePreparer(catalog, TablePolicy(table_conf=conf)).prepare([("db.asked", _record(*wide))])
+    assert _options(catalog, "db.asked")["parquet.enable.dictionary"] == "true"
