@@ -21,6 +21,9 @@ class TableLayout:
     refuses_retractions: str | None = None
     comments: tuple[tuple[str, str], ...] = ()  # column descriptions (non-empty ones)
     table_comment: str | None = None
+    # The table's options as loaded (the driver checks --table-conf and wide-table options against
+    # them without reading the table again).
+    options: tuple[tuple[str, str], ...] = ()
 
     @property
     def has_primary_key(self) -> bool:

@@ -77,10 +77,11 @@ class Catalog:
         except TableNotExistException:
             return None
         schema = table.table_schema
+        options = {str(k): str(v) for k, v in table.options.options.to_map().items()}
         refuses: str | None = None
         if schema.primary_keys:
             try:
-                merge = MergeOptions.from_table_options(table.options.options.to_map())
+                merge = MergeOptions.from_table_options(options)
                 refuses = merge.retraction_problem([f.name for f in schema.fields if f.name not in schema.primary_keys])
             except ValueError:
                 pass  # options lakecdc cannot compact: compaction names them, writing is the writer's
@@ -93,6 +94,7 @@ class Catalog:
             refuses_retractions=refuses,
             comments=tuple((f.name, str(f.description)) for f in schema.fields if f.description),
             table_comment=schema.comment,
+            options=tuple(sorted(options.items())),
         )
 
     def table_options(self, identifier: str) -> dict[str, str]:

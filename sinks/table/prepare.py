@@ -212,7 +212,7 @@ class TablePreparer:
         if not self.policy.table_conf:
             return layout
         table = layout.identifier
-        current = self.catalog.table_options(table)
+        current = dict(layout.options)
         changed = {k: str(v) for k, v in self.policy.table_conf.items() if current.get(k) != str(v)}
         kept = sorted(k for k in changed if k == "bucket" or k in IMMUTABLE_OPTIONS)
         if kept:
@@ -239,10 +239,9 @@ class TablePreparer:
         """A table that exists with, or has grown to, ``WIDE_TABLE_COLUMNS`` columns gets the options a
         table created that wide gets (Parquet dictionaries off: see ``sinks.table.options``), unless the
         table already sets them (made before lakecdc did this, or by ``--table-conf``, applied first).
-        Checked when the job first meets the table and when a schema change makes it wide, so a job
-        does not read the table's options every batch."""
-        current = self.catalog.table_options(layout.identifier)
-        missing = {k: v for k, v in WIDE_TABLE_OPTIONS.items() if k not in current}
+        Checked when the job first meets the table and when a schema change makes it wide, against the
+        options the layout was loaded with."""
+        missing = {k: v for k, v in WIDE_TABLE_OPTIONS.items() if k not in dict(layout.options)}
         if not missing:
             return layout
         log.info(
